@@ -1,0 +1,181 @@
+//! One error type for the whole core.
+//!
+//! Every variant has a stable machine code (`code()`) and an error class that
+//! picks the Python exception. Messages never carry member content, row
+//! values or search text: only names the caller already gave us, sizes and
+//! byte offsets.
+
+use std::fmt;
+
+/// Which Python exception class an error maps to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    Archive,
+    Integrity,
+    Limit,
+    TextDecode,
+    RowSnapshot,
+    InvalidArgument,
+    Io,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoreError {
+    // --- archive structure -------------------------------------------------
+    /// The bytes are not a ZIP archive we can trust (bad signature, offsets
+    /// outside the file, inconsistent directory). `what` is a fixed phrase.
+    ZipCorrupt { what: &'static str },
+    /// The file ends before a structure or member data it declares.
+    ZipTruncated { what: &'static str },
+    /// Local header disagrees with the central directory.
+    ZipHeaderMismatch { field: &'static str },
+    ZipUnsupportedMethod { method: u16 },
+    ZipEncrypted,
+    ZipMemberNotFound,
+    /// The member exists but is not a readable regular file: duplicate name,
+    /// absolute or `..` path, symlink, directory or undecodable name.
+    ZipMemberUnsafe { reason: &'static str },
+    // --- integrity ----------------------------------------------------------
+    CrcMismatch,
+    SizeMismatch { expected: u64, actual: u64 },
+    HashMismatch,
+    // --- limits -------------------------------------------------------------
+    /// Output would exceed the caller's byte limit (a zip bomb stops here).
+    ByteLimitExceeded { limit: u64 },
+    // --- text ---------------------------------------------------------------
+    NulByte { offset: u64 },
+    InvalidUtf8 { offset: u64 },
+    // --- row snapshots ------------------------------------------------------
+    RowsInvalidJson { offset: u64 },
+    RowsDuplicateKey { offset: u64 },
+    RowsNotObject { index: u64 },
+    RowsBadShape { what: &'static str },
+    // --- arguments ----------------------------------------------------------
+    InvalidArgument { what: &'static str },
+    Io { kind: String },
+}
+
+impl CoreError {
+    /// Stable code, part of the public contract. Never rename one.
+    pub fn code(&self) -> &'static str {
+        use CoreError::*;
+        match self {
+            ZipCorrupt { .. } => "zip_corrupt",
+            ZipTruncated { .. } => "zip_truncated",
+            ZipHeaderMismatch { .. } => "zip_header_mismatch",
+            ZipUnsupportedMethod { .. } => "zip_unsupported_method",
+            ZipEncrypted => "zip_encrypted",
+            ZipMemberNotFound => "zip_member_not_found",
+            ZipMemberUnsafe { .. } => "zip_member_unsafe",
+            CrcMismatch => "crc_mismatch",
+            SizeMismatch { .. } => "size_mismatch",
+            HashMismatch => "hash_mismatch",
+            ByteLimitExceeded { .. } => "byte_limit_exceeded",
+            NulByte { .. } => "text_nul_byte",
+            InvalidUtf8 { .. } => "text_invalid_utf8",
+            RowsInvalidJson { .. } => "rows_invalid_json",
+            RowsDuplicateKey { .. } => "rows_duplicate_key",
+            RowsNotObject { .. } => "rows_not_object",
+            RowsBadShape { .. } => "rows_bad_shape",
+            InvalidArgument { .. } => "invalid_argument",
+            Io { .. } => "io_error",
+        }
+    }
+
+    pub fn class(&self) -> ErrorClass {
+        use CoreError::*;
+        match self {
+            ZipCorrupt { .. }
+            | ZipTruncated { .. }
+            | ZipHeaderMismatch { .. }
+            | ZipUnsupportedMethod { .. }
+            | ZipEncrypted
+            | ZipMemberNotFound
+            | ZipMemberUnsafe { .. } => ErrorClass::Archive,
+            CrcMismatch | SizeMismatch { .. } | HashMismatch => ErrorClass::Integrity,
+            ByteLimitExceeded { .. } => ErrorClass::Limit,
+            NulByte { .. } | InvalidUtf8 { .. } => ErrorClass::TextDecode,
+            RowsInvalidJson { .. }
+            | RowsDuplicateKey { .. }
+            | RowsNotObject { .. }
+            | RowsBadShape { .. } => ErrorClass::RowSnapshot,
+            InvalidArgument { .. } => ErrorClass::InvalidArgument,
+            Io { .. } => ErrorClass::Io,
+        }
+    }
+
+    /// Safe, structured details (numbers and fixed phrases only).
+    pub fn details(&self) -> Vec<(&'static str, DetailValue)> {
+        use CoreError::*;
+        use DetailValue::{Int, Text};
+        match self {
+            ZipCorrupt { what } | ZipTruncated { what } | RowsBadShape { what } => {
+                vec![("what", Text(what))]
+            }
+            InvalidArgument { what } => vec![("what", Text(what))],
+            ZipHeaderMismatch { field } => vec![("field", Text(field))],
+            ZipUnsupportedMethod { method } => vec![("method", Int(u64::from(*method)))],
+            ZipMemberUnsafe { reason } => vec![("reason", Text(reason))],
+            SizeMismatch { expected, actual } => {
+                vec![("expected", Int(*expected)), ("actual", Int(*actual))]
+            }
+            ByteLimitExceeded { limit } => vec![("limit", Int(*limit))],
+            NulByte { offset }
+            | InvalidUtf8 { offset }
+            | RowsInvalidJson { offset }
+            | RowsDuplicateKey { offset } => vec![("offset", Int(*offset))],
+            RowsNotObject { index } => vec![("index", Int(*index))],
+            ZipEncrypted | ZipMemberNotFound | CrcMismatch | HashMismatch | Io { .. } => vec![],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DetailValue {
+    Int(u64),
+    Text(&'static str),
+}
+
+impl fmt::Display for CoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use CoreError::*;
+        match self {
+            ZipCorrupt { what } => write!(f, "corrupt ZIP archive: {what}"),
+            ZipTruncated { what } => write!(f, "truncated ZIP archive: {what}"),
+            ZipHeaderMismatch { field } => {
+                write!(f, "local header disagrees with central directory on {field}")
+            }
+            ZipUnsupportedMethod { method } => {
+                write!(f, "unsupported compression method {method} (only stored and deflate)")
+            }
+            ZipEncrypted => write!(f, "encrypted ZIP members are not readable"),
+            ZipMemberNotFound => write!(f, "no such member in the archive"),
+            ZipMemberUnsafe { reason } => write!(f, "member is not a readable file: {reason}"),
+            CrcMismatch => write!(f, "CRC-32 of the member does not match the archive"),
+            SizeMismatch { expected, actual } => {
+                write!(f, "member size mismatch: expected {expected} bytes, got {actual}")
+            }
+            HashMismatch => write!(f, "SHA-256 of the member does not match the expected value"),
+            ByteLimitExceeded { limit } => write!(f, "member output exceeds the limit of {limit} bytes"),
+            NulByte { offset } => write!(f, "NUL byte at byte offset {offset}: binary content"),
+            InvalidUtf8 { offset } => write!(f, "invalid UTF-8 at byte offset {offset}"),
+            RowsInvalidJson { offset } => write!(f, "invalid JSON at byte offset {offset}"),
+            RowsDuplicateKey { offset } => write!(f, "duplicate object key at byte offset {offset}"),
+            RowsNotObject { index } => write!(f, "row {index} is not a JSON object"),
+            RowsBadShape { what } => write!(f, "not a row snapshot: {what}"),
+            InvalidArgument { what } => write!(f, "invalid argument: {what}"),
+            Io { kind } => write!(f, "I/O error: {kind}"),
+        }
+    }
+}
+
+impl std::error::Error for CoreError {}
+
+impl From<std::io::Error> for CoreError {
+    fn from(err: std::io::Error) -> Self {
+        // Only the kind: the OS message may embed a path.
+        CoreError::Io { kind: format!("{:?}", err.kind()) }
+    }
+}
+
+pub type CoreResult<T> = Result<T, CoreError>;
