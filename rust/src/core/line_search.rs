@@ -1,1 +1,373 @@
-//! placeholder
+//! Line search over decoded texts: literal, case-insensitive literal and
+//! token-boundary identifier search, many queries in one pass.
+//!
+//! # Semantics
+//! A query matches a *line* (see [`crate::core::text`] for the line model);
+//! results are line numbers, each line at most once per query, in text order.
+//! - `Literal`: the pattern occurs in the line, byte for byte.
+//! - `LiteralIgnoreCase`: the folded pattern occurs in the folded line, where
+//!   folding maps every code point to its Unicode lowercase mapping
+//!   ([`crate::core::text::fold_case`]).
+//! - `Symbol`: the pattern is an identifier `[A-Za-z_][A-Za-z0-9_]*` and an
+//!   occurrence counts only when the characters on both sides are not
+//!   identifier characters (or are the line's edge). This is lexical: a hit
+//!   may be a use, declaration, comment or string.
+//!
+//! Patterns never contain a line terminator, so a match never spans lines.
+//!
+//! # How one pass serves many queries
+//! All case-sensitive patterns (literal and symbol) go into one leftmost-first
+//! multi-pattern searcher (SIMD "Teddy" for small sets), all folded patterns
+//! into a second one run over the folded text. Restarting one byte after
+//! each reported match visits *every* position where some pattern starts;
+//! at such a position every pattern is checked with a prefix compare, so no
+//! overlapping occurrence is lost. A line is left as soon as every query of
+//! the group has matched it.
+
+use aho_corasick::{AhoCorasick, Input, MatchKind};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use memchr::memmem;
+
+use super::error::{CoreError, CoreResult};
+use super::text::{count_newlines, fold_case, SourceText};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchMode {
+    Literal,
+    LiteralIgnoreCase,
+    Symbol,
+}
+
+impl SearchMode {
+    pub fn parse(name: &str) -> CoreResult<Self> {
+        match name {
+            "literal" => Ok(SearchMode::Literal),
+            "literal_ignore_case" => Ok(SearchMode::LiteralIgnoreCase),
+            "symbol" => Ok(SearchMode::Symbol),
+            _ => Err(CoreError::InvalidArgument { what: "unknown search mode" }),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Query {
+    mode: SearchMode,
+    /// Pattern bytes as searched: folded for `LiteralIgnoreCase`.
+    needle: Vec<u8>,
+}
+
+impl Query {
+    pub fn new(mode: SearchMode, pattern: &str) -> CoreResult<Self> {
+        if pattern.is_empty() {
+            return Err(CoreError::InvalidArgument { what: "empty search pattern" });
+        }
+        if pattern.bytes().any(|b| b == b'\n' || b == b'\r') {
+            return Err(CoreError::InvalidArgument { what: "search pattern contains a line break" });
+        }
+        if pattern.contains('\0') {
+            return Err(CoreError::InvalidArgument { what: "search pattern contains NUL" });
+        }
+        if mode == SearchMode::Symbol && !is_identifier(pattern) {
+            return Err(CoreError::InvalidArgument { what: "symbol is not an identifier" });
+        }
+        let needle = match mode {
+            SearchMode::LiteralIgnoreCase => fold_case(pattern.as_bytes(), pattern.is_ascii()),
+            _ => pattern.as_bytes().to_vec(),
+        };
+        Ok(Query { mode, needle })
+    }
+
+    pub fn mode(&self) -> SearchMode {
+        self.mode
+    }
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`
+pub fn is_identifier(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    matches!(bytes.next(), Some(b) if b == b'_' || b.is_ascii_alphabetic())
+        && bytes.all(is_identifier_byte)
+}
+
+#[inline]
+fn is_identifier_byte(b: u8) -> bool {
+    b == b'_' || b.is_ascii_alphanumeric()
+}
+
+/// Queries prepared once and reused for every text of a batch.
+pub struct CompiledQueries {
+    count: usize,
+    case_sensitive: Option<PatternGroup>,
+    folded: Option<PatternGroup>,
+}
+
+struct PatternGroup {
+    needles: Vec<Vec<u8>>,
+    /// For each needle, the queries that use it (query index, is symbol).
+    users: Vec<Vec<(usize, bool)>>,
+    query_count: usize,
+    engine: Engine,
+}
+
+enum Engine {
+    Single(memmem::Finder<'static>),
+    Multi(AhoCorasick),
+}
+
+impl CompiledQueries {
+    pub fn new(queries: &[Query]) -> CoreResult<Self> {
+        let sensitive = queries.iter().enumerate().filter(|(_, q)| q.mode != SearchMode::LiteralIgnoreCase);
+        let folded = queries.iter().enumerate().filter(|(_, q)| q.mode == SearchMode::LiteralIgnoreCase);
+        Ok(CompiledQueries {
+            count: queries.len(),
+            case_sensitive: PatternGroup::build(sensitive)?,
+            folded: PatternGroup::build(folded)?,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// For each query, the sorted 0-based indexes of the lines it matches.
+    pub fn matching_lines(&self, text: &SourceText) -> Vec<Vec<u32>> {
+        let mut out = vec![Vec::new(); self.count];
+        if let Some(group) = &self.case_sensitive {
+            group.scan(text.as_bytes(), &mut out);
+        }
+        if let Some(group) = &self.folded {
+            group.scan(text.folded(), &mut out);
+        }
+        out
+    }
+}
+
+impl PatternGroup {
+    fn build<'q>(queries: impl Iterator<Item = (usize, &'q Query)>) -> CoreResult<Option<Self>> {
+        let mut needles: Vec<Vec<u8>> = Vec::new();
+        let mut users: Vec<Vec<(usize, bool)>> = Vec::new();
+        let mut query_count = 0;
+        for (index, query) in queries {
+            query_count += 1;
+            let is_symbol = query.mode == SearchMode::Symbol;
+            match needles.iter().position(|n| *n == query.needle) {
+                Some(slot) => users[slot].push((index, is_symbol)),
+                None => {
+                    needles.push(query.needle.clone());
+                    users.push(vec![(index, is_symbol)]);
+                }
+            }
+        }
+        if needles.is_empty() {
+            return Ok(None);
+        }
+        let engine = if needles.len() == 1 {
+            Engine::Single(memmem::Finder::new(&needles[0]).into_owned())
+        } else {
+            let automaton = AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(&needles)
+                .map_err(|_| CoreError::InvalidArgument { what: "too many search patterns" })?;
+            Engine::Multi(automaton)
+        };
+        Ok(Some(PatternGroup { needles, users, query_count, engine }))
+    }
+
+    fn next_start(&self, hay: &[u8], from: usize) -> Option<usize> {
+        match &self.engine {
+            Engine::Single(finder) => finder.find(&hay[from..]).map(|i| from + i),
+            Engine::Multi(ac) => ac.find(Input::new(hay).span(from..hay.len())).map(|m| m.start()),
+        }
+    }
+
+    fn scan(&self, hay: &[u8], out: &mut [Vec<u32>]) {
+        let mut pos = 0;
+        let mut line: u32 = 0;
+        let mut counted_upto = 0;
+        let mut current_line: Option<u32> = None;
+        let mut matched_on_line = 0;
+        while pos < hay.len() {
+            let Some(start) = self.next_start(hay, pos) else { break };
+            line += count_newlines(&hay[counted_upto..start]) as u32;
+            counted_upto = start;
+            if current_line != Some(line) {
+                current_line = Some(line);
+                matched_on_line = 0;
+            }
+            for (needle, users) in self.needles.iter().zip(&self.users) {
+                if !hay[start..].starts_with(needle) {
+                    continue;
+                }
+                for &(query, is_symbol) in users {
+                    let lines = &mut out[query];
+                    if lines.last() == Some(&line) {
+                        continue;
+                    }
+                    if is_symbol && !at_token_boundary(hay, start, start + needle.len()) {
+                        continue;
+                    }
+                    lines.push(line);
+                    matched_on_line += 1;
+                }
+            }
+            pos = if matched_on_line == self.query_count {
+                // Every query of the group has this line: skip to the next one.
+                match memchr::memchr(b'\n', &hay[start..]) {
+                    Some(i) => start + i + 1,
+                    None => hay.len(),
+                }
+            } else {
+                start + 1
+            };
+        }
+    }
+}
+
+fn at_token_boundary(hay: &[u8], start: usize, end: usize) -> bool {
+    let before_ok = start == 0 || !is_identifier_byte(hay[start - 1]);
+    let after_ok = end >= hay.len() || !is_identifier_byte(hay[end]);
+    before_ok && after_ok
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// One query's answer over several texts, in the requested text order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchPage {
+    pub total: usize,
+    pub per_text_totals: Vec<usize>,
+    /// (text index, 0-based line index) of the page's lines.
+    pub hits: Vec<(usize, u32)>,
+}
+
+/// Runs every query over every text in one pass per text and pattern group,
+/// then cuts each query's page. Only line indexes are kept: no line text is
+/// built for lines outside a page. Texts are scanned on up to `threads`
+/// threads; the answer does not depend on the thread count.
+pub fn search(
+    texts: &[&SourceText],
+    queries: &CompiledQueries,
+    pages: &[Page],
+    threads: usize,
+) -> CoreResult<Vec<SearchPage>> {
+    if pages.len() != queries.len() {
+        return Err(CoreError::InvalidArgument { what: "one page per query is required" });
+    }
+    let per_text = parallel_map(texts, threads, |text| queries.matching_lines(text));
+    let mut results: Vec<SearchPage> = vec![SearchPage::default(); queries.len()];
+    for (text_index, lines) in per_text.into_iter().enumerate() {
+        for ((result, page), found) in results.iter_mut().zip(pages).zip(lines) {
+            let before = result.total;
+            result.total += found.len();
+            result.per_text_totals.push(found.len());
+            // Global positions before..total belong to this text.
+            let window_end = page.offset.saturating_add(page.limit);
+            let from = page.offset.max(before);
+            let to = window_end.min(result.total);
+            if from < to {
+                result.hits.extend(found[from - before..to - before].iter().map(|&l| (text_index, l)));
+            }
+        }
+    }
+    Ok(results)
+}
+
+/// Maps `work` over `items` on up to `threads` scoped threads, keeping order.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], threads: usize, work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.iter().map(work).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+    let done: Vec<Vec<(usize, R)>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        mine.push((i, work(item)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    for (i, r) in done.into_iter().flatten() {
+        slots[i] = Some(r);
+    }
+    slots.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(s: &str) -> SourceText {
+        SourceText::decode(s.as_bytes().to_vec()).unwrap()
+    }
+
+    fn run(s: &str, queries: &[(SearchMode, &str)]) -> Vec<Vec<u32>> {
+        let qs: Vec<Query> = queries.iter().map(|(m, p)| Query::new(*m, p).unwrap()).collect();
+        CompiledQueries::new(&qs).unwrap().matching_lines(&text(s))
+    }
+
+    use SearchMode::*;
+
+    #[test]
+    fn literal_lines_once_each() {
+        assert_eq!(run("ab ab\nx\nab", &[(Literal, "ab")]), vec![vec![0, 2]]);
+    }
+
+    #[test]
+    fn overlapping_patterns_are_all_found() {
+        let s = "foobar\nfoo\nbar\nxfoobarx";
+        let got = run(s, &[(Literal, "foo"), (Literal, "foobar"), (Literal, "oba"), (Symbol, "foo")]);
+        assert_eq!(got, vec![vec![0, 1, 3], vec![0, 3], vec![0, 3], vec![1]]);
+    }
+
+    #[test]
+    fn symbol_boundaries() {
+        let s = "foo\nfoo_bar\n(foo)\nxfoo\nfoo9\né foo\n_foo foo";
+        assert_eq!(run(s, &[(Symbol, "foo")]), vec![vec![0, 2, 5, 6]]);
+    }
+
+    #[test]
+    fn ignore_case_unicode() {
+        let s = "STRASSE\nÄrger\n\u{212A}elvin\nkelvin";
+        let got = run(s, &[(LiteralIgnoreCase, "ärger"), (LiteralIgnoreCase, "KELVIN"), (LiteralIgnoreCase, "sse")]);
+        assert_eq!(got, vec![vec![1], vec![2, 3], vec![0]]);
+    }
+
+    #[test]
+    fn rejects_bad_patterns() {
+        assert!(Query::new(Literal, "").is_err());
+        assert!(Query::new(Literal, "a\nb").is_err());
+        assert!(Query::new(Symbol, "9abc").is_err());
+        assert!(Query::new(Symbol, "a-b").is_err());
+        assert!(Query::new(Symbol, "_ok9").is_ok());
+    }
+
+    #[test]
+    fn pages_span_texts_in_order() {
+        let a = text("x\nx\nx");
+        let b = text("x\nno\nx");
+        let qs = CompiledQueries::new(&[Query::new(Literal, "x").unwrap()]).unwrap();
+        let got = search(&[&a, &b], &qs, &[Page { offset: 2, limit: 2 }], 2).unwrap();
+        assert_eq!(got[0].total, 5);
+        assert_eq!(got[0].per_text_totals, vec![3, 2]);
+        assert_eq!(got[0].hits, vec![(0, 2), (1, 0)]);
+    }
+}

@@ -1,1 +1,332 @@
-//! placeholder
+//! Decoded source text with one line model shared by every reader.
+//!
+//! # Decoding
+//! A member is text when it is UTF-8, optionally starting with the UTF-8 BOM
+//! (`EF BB BF`, dropped), and contains no NUL byte. Otherwise decoding fails
+//! with [`CoreError::NulByte`] or [`CoreError::InvalidUtf8`], whichever
+//! offending byte comes first; the error carries only that byte offset
+//! (counted in the member's raw bytes, BOM included), never content.
+//!
+//! # Lines
+//! A line ends at `\n`, `\r\n` or a lone `\r`; the terminator is not part of
+//! the line. A terminator at the very end does not start another line, so
+//! `""` has 0 lines, `"a"` and `"a\n"` have 1, `"\n\n"` has 2 empty lines.
+//! Line numbers are 1-based. This is Python's universal-newlines model,
+//! *not* `str.splitlines()` (which also splits on `\v`, `\f`, U+2028, …).
+//!
+//! Internally `\r\n` and lone `\r` are rewritten to `\n` once at decode time
+//! (only when the member contains a `\r` at all). Line contents are unchanged
+//! by that, and every search can then look for a single terminator byte.
+
+use std::sync::OnceLock;
+
+use memchr::memchr;
+
+use super::error::{CoreError, CoreResult};
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Newline counts are kept per block so that "which byte starts line N" is
+/// one binary search plus a scan of at most one block.
+const INDEX_BLOCK: usize = 4096;
+
+#[derive(Debug)]
+pub struct SourceText {
+    /// UTF-8, BOM removed, every line terminator rewritten to `\n`.
+    text: Vec<u8>,
+    had_bom: bool,
+    is_ascii: bool,
+    line_count: usize,
+    /// `block_newlines[k]` = number of `\n` in `text[..k * INDEX_BLOCK]`.
+    block_newlines: OnceLock<Vec<u32>>,
+    /// Lower-cased copy for case-insensitive search (see `line_search`).
+    folded: OnceLock<Vec<u8>>,
+}
+
+impl SourceText {
+    /// Validates and takes ownership of a member's raw bytes.
+    pub fn decode(raw: Vec<u8>) -> CoreResult<Self> {
+        if u32::try_from(raw.len()).is_err() {
+            // Line indexes are u32; the default per-file limit is 8 MiB.
+            return Err(CoreError::InvalidArgument { what: "text larger than 4 GiB" });
+        }
+        let had_bom = raw.starts_with(BOM);
+        let body_start = if had_bom { BOM.len() } else { 0 };
+        check_text(&raw[body_start..], body_start)?;
+
+        let mut text = raw;
+        if had_bom {
+            text.drain(..BOM.len());
+        }
+        if memchr(b'\r', &text).is_some() {
+            text = normalize_line_ends(&text);
+        }
+        let is_ascii = text.is_ascii();
+        let newlines = count_newlines(&text);
+        let line_count = newlines + usize::from(!text.is_empty() && text.last() != Some(&b'\n'));
+        Ok(SourceText {
+            text,
+            had_bom,
+            is_ascii,
+            line_count,
+            block_newlines: OnceLock::new(),
+            folded: OnceLock::new(),
+        })
+    }
+
+    /// The decoded text with normalized line ends.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.text
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Validated in `decode`; normalization only replaces ASCII bytes.
+        std::str::from_utf8(&self.text).unwrap_or_default()
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.line_count
+    }
+
+    pub fn had_bom(&self) -> bool {
+        self.had_bom
+    }
+
+    pub fn is_ascii(&self) -> bool {
+        self.is_ascii
+    }
+
+    /// The case-folded copy used by case-insensitive search, built once.
+    pub fn folded(&self) -> &[u8] {
+        self.folded.get_or_init(|| fold_case(&self.text, self.is_ascii))
+    }
+
+    /// Lines `first..=last` (1-based, inclusive) as string slices.
+    pub fn lines(&self, first: usize, last: usize) -> CoreResult<Vec<&str>> {
+        if first == 0 || last < first || last > self.line_count {
+            return Err(CoreError::InvalidArgument { what: "line range outside the text" });
+        }
+        let mut start = self.line_start(first - 1);
+        let mut out = Vec::with_capacity(last - first + 1);
+        for _ in first..=last {
+            let end = memchr(b'\n', &self.text[start..]).map_or(self.text.len(), |i| start + i);
+            out.push(self.str_range(start, end));
+            start = end + 1;
+        }
+        Ok(out)
+    }
+
+    /// One line by 0-based index (callers hold indexes from search hits).
+    pub fn line_by_index(&self, index: usize) -> &str {
+        let start = self.line_start(index);
+        let end = memchr(b'\n', &self.text[start..]).map_or(self.text.len(), |i| start + i);
+        self.str_range(start, end)
+    }
+
+    fn str_range(&self, start: usize, end: usize) -> &str {
+        // Line boundaries sit next to `\n`, always a char boundary.
+        std::str::from_utf8(&self.text[start..end]).unwrap_or_default()
+    }
+
+    /// Byte offset where the 0-based line `index` starts.
+    fn line_start(&self, index: usize) -> usize {
+        if index == 0 {
+            return 0;
+        }
+        let blocks = self.block_newlines.get_or_init(|| build_block_index(&self.text));
+        // The line starts right after newline number `index` (1-based).
+        // Find the last block whose prefix count is below `index`.
+        let block = blocks.partition_point(|&n| (n as usize) < index) - 1;
+        let mut remaining = index - blocks[block] as usize;
+        let mut pos = block * INDEX_BLOCK;
+        for nl in memchr::memchr_iter(b'\n', &self.text[pos..]) {
+            remaining -= 1;
+            if remaining == 0 {
+                pos += nl + 1;
+                return pos;
+            }
+        }
+        self.text.len()
+    }
+}
+
+/// First NUL or invalid UTF-8 byte, whichever comes first.
+fn check_text(body: &[u8], offset_base: usize) -> CoreResult<()> {
+    let nul = memchr(0, body);
+    let invalid = match simdutf8::basic::from_utf8(body) {
+        Ok(_) => None,
+        Err(_) => Some(match simdutf8::compat::from_utf8(body) {
+            Ok(_) => body.len(),
+            Err(err) => err.valid_up_to(),
+        }),
+    };
+    let at = |pos: usize| (pos + offset_base) as u64;
+    match (nul, invalid) {
+        (Some(n), Some(i)) if i < n => Err(CoreError::InvalidUtf8 { offset: at(i) }),
+        (Some(n), _) => Err(CoreError::NulByte { offset: at(n) }),
+        (None, Some(i)) => Err(CoreError::InvalidUtf8 { offset: at(i) }),
+        (None, None) => Ok(()),
+    }
+}
+
+fn normalize_line_ends(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = memchr(b'\r', rest) {
+        out.extend_from_slice(&rest[..i]);
+        out.push(b'\n');
+        let skip = if rest.get(i + 1) == Some(&b'\n') { 2 } else { 1 };
+        rest = &rest[i + skip..];
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
+pub(crate) fn count_newlines(bytes: &[u8]) -> usize {
+    bytecount::count(bytes, b'\n')
+}
+
+fn build_block_index(text: &[u8]) -> Vec<u32> {
+    let mut index = Vec::with_capacity(text.len() / INDEX_BLOCK + 1);
+    let mut total = 0u32;
+    index.push(0);
+    for block in text.chunks(INDEX_BLOCK) {
+        total += count_newlines(block) as u32;
+        index.push(total);
+    }
+    index
+}
+
+/// Case folding rule for case-insensitive search: every code point is
+/// replaced by its Unicode lowercase mapping (full mapping, no context rules;
+/// Python's `''.join(c.lower() for c in s)`). `\n` maps to itself, so line
+/// numbers of the folded text equal those of the original.
+pub fn fold_case(text: &[u8], is_ascii: bool) -> Vec<u8> {
+    if is_ascii {
+        return text.to_ascii_lowercase();
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        // Source code is mostly ASCII: lower-case ASCII runs in bulk.
+        let run = ascii_prefix_len(rest);
+        let start = out.len();
+        out.extend_from_slice(&rest[..run]);
+        out[start..].make_ascii_lowercase();
+        rest = &rest[run..];
+        let Some(first) = rest.first() else { break };
+        let width = utf8_width(*first);
+        let mut buf = [0u8; 4];
+        let c = std::str::from_utf8(&rest[..width]).ok().and_then(|s| s.chars().next());
+        match c {
+            Some(c) => c.to_lowercase().for_each(|l| out.extend_from_slice(l.encode_utf8(&mut buf).as_bytes())),
+            // Unreachable for validated text; keep the byte rather than panic.
+            None => out.push(*first),
+        }
+        rest = &rest[width.min(rest.len())..];
+    }
+    out
+}
+
+fn ascii_prefix_len(bytes: &[u8]) -> usize {
+    const STEP: usize = 32;
+    let mut n = 0;
+    while n + STEP <= bytes.len() && bytes[n..n + STEP].is_ascii() {
+        n += STEP;
+    }
+    n + bytes[n..].iter().position(|b| !b.is_ascii()).unwrap_or(bytes.len() - n)
+}
+
+fn utf8_width(first: u8) -> usize {
+    match first {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+/// Cuts `line` to at most `max_chars` Unicode scalar values.
+pub fn truncate_chars(line: &str, max_chars: usize) -> (&str, bool) {
+    if line.len() <= max_chars {
+        return (line, false);
+    }
+    match line.char_indices().nth(max_chars) {
+        Some((cut, _)) => (&line[..cut], true),
+        None => (line, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines_of(raw: &[u8]) -> Vec<String> {
+        let t = SourceText::decode(raw.to_vec()).unwrap();
+        (0..t.line_count()).map(|i| t.line_by_index(i).to_string()).collect()
+    }
+
+    #[test]
+    fn line_model() {
+        assert_eq!(lines_of(b""), Vec::<String>::new());
+        assert_eq!(lines_of(b"a"), vec!["a"]);
+        assert_eq!(lines_of(b"a\n"), vec!["a"]);
+        assert_eq!(lines_of(b"\n\n"), vec!["", ""]);
+        assert_eq!(lines_of(b"a\r\nb\rc\n\rd"), vec!["a", "b", "c", "", "d"]);
+        assert_eq!(lines_of(b"\r"), vec![""]);
+        assert_eq!(lines_of(b"x\r\r\n"), vec!["x", ""]);
+    }
+
+    #[test]
+    fn bom_is_dropped_and_offsets_count_it() {
+        let t = SourceText::decode(b"\xEF\xBB\xBFhi".to_vec()).unwrap();
+        assert!(t.had_bom());
+        assert_eq!(t.as_str(), "hi");
+        let err = SourceText::decode(b"\xEF\xBB\xBFab\0".to_vec()).unwrap_err();
+        assert_eq!(err, CoreError::NulByte { offset: 5 });
+    }
+
+    #[test]
+    fn first_offending_byte_wins() {
+        assert_eq!(
+            SourceText::decode(b"ab\xFFc\0".to_vec()).unwrap_err(),
+            CoreError::InvalidUtf8 { offset: 2 }
+        );
+        assert_eq!(
+            SourceText::decode(b"a\0b\xFF".to_vec()).unwrap_err(),
+            CoreError::NulByte { offset: 1 }
+        );
+        // A truncated multi-byte sequence at the end.
+        assert_eq!(
+            SourceText::decode(b"ok\xE2\x82".to_vec()).unwrap_err(),
+            CoreError::InvalidUtf8 { offset: 2 }
+        );
+    }
+
+    #[test]
+    fn line_ranges_across_index_blocks() {
+        let raw: String = (1..=5000).map(|i| format!("line {i}\n")).collect();
+        let t = SourceText::decode(raw.into_bytes()).unwrap();
+        assert_eq!(t.line_count(), 5000);
+        assert_eq!(t.lines(4999, 5000).unwrap(), vec!["line 4999", "line 5000"]);
+        assert_eq!(t.line_by_index(1234), "line 1235");
+        assert!(t.lines(0, 1).is_err());
+        assert!(t.lines(3, 2).is_err());
+        assert!(t.lines(5000, 5001).is_err());
+    }
+
+    #[test]
+    fn folding_is_per_code_point() {
+        assert_eq!(fold_case("ÄBC".as_bytes(), false), "äbc".as_bytes());
+        // Kelvin sign folds to ASCII k; final sigma gets no context rule.
+        assert_eq!(fold_case("\u{212A}ΟΣ".as_bytes(), false), "kοσ".as_bytes());
+        assert_eq!(fold_case("İ".as_bytes(), false), "i\u{307}".as_bytes());
+    }
+
+    #[test]
+    fn truncation_counts_chars() {
+        assert_eq!(truncate_chars("äöü", 2), ("äö", true));
+        assert_eq!(truncate_chars("äöü", 3), ("äöü", false));
+        assert_eq!(truncate_chars("abc", 5), ("abc", false));
+    }
+}

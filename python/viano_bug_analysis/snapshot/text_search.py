@@ -1,0 +1,118 @@
+"""Line search and line reads over decoded text members.
+
+Semantics (identical in every reader of this package):
+
+* Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``; a final terminator starts
+  no extra line; line numbers are 1-based.
+* ``literal``: the pattern occurs in the line byte for byte.
+* ``literal_ignore_case``: the pattern occurs after both sides are folded by
+  mapping every code point to its Unicode lowercase mapping (no context
+  rules; ``"STRASSE"`` does not match ``"straße"``, the Kelvin sign matches
+  ``k``).
+* ``symbol``: the pattern is an identifier ``[A-Za-z_][A-Za-z0-9_]*`` and an
+  occurrence counts only with a non-identifier character or the line edge
+  on both sides.
+
+Each query reports the total number of matching lines over all texts (in the
+order given), then one page of them. Line text is built only for the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from viano_bug_analysis import _native
+from viano_bug_analysis._native import SourceText
+from viano_bug_analysis.errors import InvalidArgumentError
+
+SearchMode = Literal["literal", "literal_ignore_case", "symbol"]
+
+DEFAULT_MAX_LINE_CHARS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class LineQuery:
+    mode: SearchMode
+    pattern: str
+    offset: int = 0
+    limit: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class LineHit:
+    text_index: int
+    line_number: int
+    text: str
+    text_truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LinePage:
+    total: int
+    per_text_totals: tuple[int, ...]
+    hits: tuple[LineHit, ...]
+    offset: int
+
+    @property
+    def truncated(self) -> bool:
+        """True when matching lines exist beyond this page."""
+        return self.offset + len(self.hits) < self.total
+
+    @property
+    def next_offset(self) -> int | None:
+        """Offset of the next page, stable for the same texts and query."""
+        return self.offset + len(self.hits) if self.truncated else None
+
+
+def search_lines(
+    texts: Sequence[SourceText],
+    queries: Sequence[LineQuery],
+    *,
+    max_chars: int = DEFAULT_MAX_LINE_CHARS,
+    threads: int = 0,
+) -> list[LinePage]:
+    """Runs all queries over all texts in one pass per text; one page per query."""
+    for query in queries:
+        _require_non_negative(offset=query.offset, limit=query.limit)
+    _require_non_negative(max_chars=max_chars, threads=threads)
+    raw = _native.search_lines(
+        list(texts),
+        [(q.mode, q.pattern, q.offset, q.limit) for q in queries],
+        max_chars=max_chars,
+        threads=threads,
+    )
+    return [
+        LinePage(
+            total=total,
+            per_text_totals=tuple(per_text),
+            hits=tuple(LineHit(*hit) for hit in hits),
+            offset=query.offset,
+        )
+        for query, (total, per_text, hits) in zip(queries, raw, strict=True)
+    ]
+
+
+def read_lines(
+    text: SourceText, first: int, last: int, *, max_chars: int = DEFAULT_MAX_LINE_CHARS
+) -> list[LineHit]:
+    """Lines ``first..=last`` (1-based, inclusive) of one text."""
+    _require_non_negative(first=first, last=last, max_chars=max_chars)
+    return [
+        LineHit(0, number, line, truncated)
+        for number, line, truncated in text.lines(first, last, max_chars)
+    ]
+
+
+def is_identifier(name: str) -> bool:
+    """True for ``[A-Za-z_][A-Za-z0-9_]*``, the only accepted symbol form."""
+    return _native.is_identifier(name)
+
+
+def _require_non_negative(**values: int) -> None:
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidArgumentError(
+                "invalid_argument", f"{name} must be a non-negative integer", {"what": name}
+            )
