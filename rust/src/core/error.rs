@@ -24,35 +24,66 @@ pub enum CoreError {
     // --- archive structure -------------------------------------------------
     /// The bytes are not a ZIP archive we can trust (bad signature, offsets
     /// outside the file, inconsistent directory). `what` is a fixed phrase.
-    ZipCorrupt { what: &'static str },
+    ZipCorrupt {
+        what: &'static str,
+    },
     /// The file ends before a structure or member data it declares.
-    ZipTruncated { what: &'static str },
+    ZipTruncated {
+        what: &'static str,
+    },
     /// Local header disagrees with the central directory.
-    ZipHeaderMismatch { field: &'static str },
-    ZipUnsupportedMethod { method: u16 },
+    ZipHeaderMismatch {
+        field: &'static str,
+    },
+    ZipUnsupportedMethod {
+        method: u16,
+    },
     ZipEncrypted,
     ZipMemberNotFound,
     /// The member exists but is not a readable regular file: duplicate name,
     /// absolute or `..` path, symlink, directory or undecodable name.
-    ZipMemberUnsafe { reason: &'static str },
+    ZipMemberUnsafe {
+        reason: &'static str,
+    },
     // --- integrity ----------------------------------------------------------
     CrcMismatch,
-    SizeMismatch { expected: u64, actual: u64 },
+    SizeMismatch {
+        expected: u64,
+        actual: u64,
+    },
     HashMismatch,
     // --- limits -------------------------------------------------------------
     /// Output would exceed the caller's byte limit (a zip bomb stops here).
-    ByteLimitExceeded { limit: u64 },
+    ByteLimitExceeded {
+        limit: u64,
+    },
     // --- text ---------------------------------------------------------------
-    NulByte { offset: u64 },
-    InvalidUtf8 { offset: u64 },
+    NulByte {
+        offset: u64,
+    },
+    InvalidUtf8 {
+        offset: u64,
+    },
     // --- row snapshots ------------------------------------------------------
-    RowsInvalidJson { offset: u64 },
-    RowsDuplicateKey { offset: u64 },
-    RowsNotObject { index: u64 },
-    RowsBadShape { what: &'static str },
+    RowsInvalidJson {
+        offset: u64,
+    },
+    RowsDuplicateKey {
+        offset: u64,
+    },
+    RowsNotObject {
+        index: u64,
+    },
+    RowsBadShape {
+        what: &'static str,
+    },
     // --- arguments ----------------------------------------------------------
-    InvalidArgument { what: &'static str },
-    Io { kind: String },
+    InvalidArgument {
+        what: &'static str,
+    },
+    Io {
+        kind: String,
+    },
 }
 
 impl CoreError {
@@ -143,24 +174,37 @@ impl fmt::Display for CoreError {
             ZipCorrupt { what } => write!(f, "corrupt ZIP archive: {what}"),
             ZipTruncated { what } => write!(f, "truncated ZIP archive: {what}"),
             ZipHeaderMismatch { field } => {
-                write!(f, "local header disagrees with central directory on {field}")
+                write!(
+                    f,
+                    "local header disagrees with central directory on {field}"
+                )
             }
             ZipUnsupportedMethod { method } => {
-                write!(f, "unsupported compression method {method} (only stored and deflate)")
+                write!(
+                    f,
+                    "unsupported compression method {method} (only stored and deflate)"
+                )
             }
             ZipEncrypted => write!(f, "encrypted ZIP members are not readable"),
             ZipMemberNotFound => write!(f, "no such member in the archive"),
             ZipMemberUnsafe { reason } => write!(f, "member is not a readable file: {reason}"),
             CrcMismatch => write!(f, "CRC-32 of the member does not match the archive"),
             SizeMismatch { expected, actual } => {
-                write!(f, "member size mismatch: expected {expected} bytes, got {actual}")
+                write!(
+                    f,
+                    "member size mismatch: expected {expected} bytes, got {actual}"
+                )
             }
             HashMismatch => write!(f, "SHA-256 of the member does not match the expected value"),
-            ByteLimitExceeded { limit } => write!(f, "member output exceeds the limit of {limit} bytes"),
+            ByteLimitExceeded { limit } => {
+                write!(f, "member output exceeds the limit of {limit} bytes")
+            }
             NulByte { offset } => write!(f, "NUL byte at byte offset {offset}: binary content"),
             InvalidUtf8 { offset } => write!(f, "invalid UTF-8 at byte offset {offset}"),
             RowsInvalidJson { offset } => write!(f, "invalid JSON at byte offset {offset}"),
-            RowsDuplicateKey { offset } => write!(f, "duplicate object key at byte offset {offset}"),
+            RowsDuplicateKey { offset } => {
+                write!(f, "duplicate object key at byte offset {offset}")
+            }
             RowsNotObject { index } => write!(f, "row {index} is not a JSON object"),
             RowsBadShape { what } => write!(f, "not a row snapshot: {what}"),
             InvalidArgument { what } => write!(f, "invalid argument: {what}"),
@@ -174,7 +218,9 @@ impl std::error::Error for CoreError {}
 impl From<std::io::Error> for CoreError {
     fn from(err: std::io::Error) -> Self {
         // Only the kind: the OS message may embed a path.
-        CoreError::Io { kind: format!("{:?}", err.kind()) }
+        CoreError::Io {
+            kind: format!("{:?}", err.kind()),
+        }
     }
 }
 

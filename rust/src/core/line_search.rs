@@ -45,7 +45,9 @@ impl SearchMode {
             "literal" => Ok(SearchMode::Literal),
             "literal_ignore_case" => Ok(SearchMode::LiteralIgnoreCase),
             "symbol" => Ok(SearchMode::Symbol),
-            _ => Err(CoreError::InvalidArgument { what: "unknown search mode" }),
+            _ => Err(CoreError::InvalidArgument {
+                what: "unknown search mode",
+            }),
         }
     }
 }
@@ -60,16 +62,24 @@ pub struct Query {
 impl Query {
     pub fn new(mode: SearchMode, pattern: &str) -> CoreResult<Self> {
         if pattern.is_empty() {
-            return Err(CoreError::InvalidArgument { what: "empty search pattern" });
+            return Err(CoreError::InvalidArgument {
+                what: "empty search pattern",
+            });
         }
         if pattern.bytes().any(|b| b == b'\n' || b == b'\r') {
-            return Err(CoreError::InvalidArgument { what: "search pattern contains a line break" });
+            return Err(CoreError::InvalidArgument {
+                what: "search pattern contains a line break",
+            });
         }
         if pattern.contains('\0') {
-            return Err(CoreError::InvalidArgument { what: "search pattern contains NUL" });
+            return Err(CoreError::InvalidArgument {
+                what: "search pattern contains NUL",
+            });
         }
         if mode == SearchMode::Symbol && !is_identifier(pattern) {
-            return Err(CoreError::InvalidArgument { what: "symbol is not an identifier" });
+            return Err(CoreError::InvalidArgument {
+                what: "symbol is not an identifier",
+            });
         }
         let needle = match mode {
             SearchMode::LiteralIgnoreCase => fold_case(pattern.as_bytes(), pattern.is_ascii()),
@@ -111,14 +121,20 @@ struct PatternGroup {
 }
 
 enum Engine {
-    Single(memmem::Finder<'static>),
+    Single(Box<memmem::Finder<'static>>),
     Multi(AhoCorasick),
 }
 
 impl CompiledQueries {
     pub fn new(queries: &[Query]) -> CoreResult<Self> {
-        let sensitive = queries.iter().enumerate().filter(|(_, q)| q.mode != SearchMode::LiteralIgnoreCase);
-        let folded = queries.iter().enumerate().filter(|(_, q)| q.mode == SearchMode::LiteralIgnoreCase);
+        let sensitive = queries
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| q.mode != SearchMode::LiteralIgnoreCase);
+        let folded = queries
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| q.mode == SearchMode::LiteralIgnoreCase);
         Ok(CompiledQueries {
             count: queries.len(),
             case_sensitive: PatternGroup::build(sensitive)?,
@@ -167,21 +183,30 @@ impl PatternGroup {
             return Ok(None);
         }
         let engine = if needles.len() == 1 {
-            Engine::Single(memmem::Finder::new(&needles[0]).into_owned())
+            Engine::Single(Box::new(memmem::Finder::new(&needles[0]).into_owned()))
         } else {
             let automaton = AhoCorasick::builder()
                 .match_kind(MatchKind::LeftmostFirst)
                 .build(&needles)
-                .map_err(|_| CoreError::InvalidArgument { what: "too many search patterns" })?;
+                .map_err(|_| CoreError::InvalidArgument {
+                    what: "too many search patterns",
+                })?;
             Engine::Multi(automaton)
         };
-        Ok(Some(PatternGroup { needles, users, query_count, engine }))
+        Ok(Some(PatternGroup {
+            needles,
+            users,
+            query_count,
+            engine,
+        }))
     }
 
     fn next_start(&self, hay: &[u8], from: usize) -> Option<usize> {
         match &self.engine {
             Engine::Single(finder) => finder.find(&hay[from..]).map(|i| from + i),
-            Engine::Multi(ac) => ac.find(Input::new(hay).span(from..hay.len())).map(|m| m.start()),
+            Engine::Multi(ac) => ac
+                .find(Input::new(hay).span(from..hay.len()))
+                .map(|m| m.start()),
         }
     }
 
@@ -192,7 +217,9 @@ impl PatternGroup {
         let mut current_line: Option<u32> = None;
         let mut matched_on_line = 0;
         while pos < hay.len() {
-            let Some(start) = self.next_start(hay, pos) else { break };
+            let Some(start) = self.next_start(hay, pos) else {
+                break;
+            };
             line += count_newlines(&hay[counted_upto..start]) as u32;
             counted_upto = start;
             if current_line != Some(line) {
@@ -260,7 +287,9 @@ pub fn search(
     threads: usize,
 ) -> CoreResult<Vec<SearchPage>> {
     if pages.len() != queries.len() {
-        return Err(CoreError::InvalidArgument { what: "one page per query is required" });
+        return Err(CoreError::InvalidArgument {
+            what: "one page per query is required",
+        });
     }
     let per_text = parallel_map(texts, threads, |text| queries.matching_lines(text));
     let mut results: Vec<SearchPage> = vec![SearchPage::default(); queries.len()];
@@ -274,7 +303,11 @@ pub fn search(
             let from = page.offset.max(before);
             let to = window_end.min(result.total);
             if from < to {
-                result.hits.extend(found[from - before..to - before].iter().map(|&l| (text_index, l)));
+                result.hits.extend(
+                    found[from - before..to - before]
+                        .iter()
+                        .map(|&l| (text_index, l)),
+                );
             }
         }
     }
@@ -282,7 +315,11 @@ pub fn search(
 }
 
 /// Maps `work` over `items` on up to `threads` scoped threads, keeping order.
-pub fn parallel_map<T: Sync, R: Send>(items: &[T], threads: usize, work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let threads = threads.clamp(1, items.len().max(1));
     if threads == 1 {
         return items.iter().map(work).collect();
@@ -303,7 +340,10 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], threads: usize, work: impl Fn
                 })
             })
             .collect();
-        workers.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
     });
     for (i, r) in done.into_iter().flatten() {
         slots[i] = Some(r);
@@ -320,7 +360,10 @@ mod tests {
     }
 
     fn run(s: &str, queries: &[(SearchMode, &str)]) -> Vec<Vec<u32>> {
-        let qs: Vec<Query> = queries.iter().map(|(m, p)| Query::new(*m, p).unwrap()).collect();
+        let qs: Vec<Query> = queries
+            .iter()
+            .map(|(m, p)| Query::new(*m, p).unwrap())
+            .collect();
         CompiledQueries::new(&qs).unwrap().matching_lines(&text(s))
     }
 
@@ -334,7 +377,15 @@ mod tests {
     #[test]
     fn overlapping_patterns_are_all_found() {
         let s = "foobar\nfoo\nbar\nxfoobarx";
-        let got = run(s, &[(Literal, "foo"), (Literal, "foobar"), (Literal, "oba"), (Symbol, "foo")]);
+        let got = run(
+            s,
+            &[
+                (Literal, "foo"),
+                (Literal, "foobar"),
+                (Literal, "oba"),
+                (Symbol, "foo"),
+            ],
+        );
         assert_eq!(got, vec![vec![0, 1, 3], vec![0, 3], vec![0, 3], vec![1]]);
     }
 
@@ -347,7 +398,14 @@ mod tests {
     #[test]
     fn ignore_case_unicode() {
         let s = "STRASSE\nÄrger\n\u{212A}elvin\nkelvin";
-        let got = run(s, &[(LiteralIgnoreCase, "ärger"), (LiteralIgnoreCase, "KELVIN"), (LiteralIgnoreCase, "sse")]);
+        let got = run(
+            s,
+            &[
+                (LiteralIgnoreCase, "ärger"),
+                (LiteralIgnoreCase, "KELVIN"),
+                (LiteralIgnoreCase, "sse"),
+            ],
+        );
         assert_eq!(got, vec![vec![1], vec![2, 3], vec![0]]);
     }
 
@@ -365,7 +423,16 @@ mod tests {
         let a = text("x\nx\nx");
         let b = text("x\nno\nx");
         let qs = CompiledQueries::new(&[Query::new(Literal, "x").unwrap()]).unwrap();
-        let got = search(&[&a, &b], &qs, &[Page { offset: 2, limit: 2 }], 2).unwrap();
+        let got = search(
+            &[&a, &b],
+            &qs,
+            &[Page {
+                offset: 2,
+                limit: 2,
+            }],
+            2,
+        )
+        .unwrap();
         assert_eq!(got[0].total, 5);
         assert_eq!(got[0].per_text_totals, vec![3, 2]);
         assert_eq!(got[0].hits, vec![(0, 2), (1, 0)]);

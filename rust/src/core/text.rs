@@ -48,7 +48,9 @@ impl SourceText {
     pub fn decode(raw: Vec<u8>) -> CoreResult<Self> {
         if u32::try_from(raw.len()).is_err() {
             // Line indexes are u32; the default per-file limit is 8 MiB.
-            return Err(CoreError::InvalidArgument { what: "text larger than 4 GiB" });
+            return Err(CoreError::InvalidArgument {
+                what: "text larger than 4 GiB",
+            });
         }
         let had_bom = raw.starts_with(BOM);
         let body_start = if had_bom { BOM.len() } else { 0 };
@@ -98,13 +100,16 @@ impl SourceText {
 
     /// The case-folded copy used by case-insensitive search, built once.
     pub fn folded(&self) -> &[u8] {
-        self.folded.get_or_init(|| fold_case(&self.text, self.is_ascii))
+        self.folded
+            .get_or_init(|| fold_case(&self.text, self.is_ascii))
     }
 
     /// Lines `first..=last` (1-based, inclusive) as string slices.
     pub fn lines(&self, first: usize, last: usize) -> CoreResult<Vec<&str>> {
         if first == 0 || last < first || last > self.line_count {
-            return Err(CoreError::InvalidArgument { what: "line range outside the text" });
+            return Err(CoreError::InvalidArgument {
+                what: "line range outside the text",
+            });
         }
         let mut start = self.line_start(first - 1);
         let mut out = Vec::with_capacity(last - first + 1);
@@ -133,7 +138,9 @@ impl SourceText {
         if index == 0 {
             return 0;
         }
-        let blocks = self.block_newlines.get_or_init(|| build_block_index(&self.text));
+        let blocks = self
+            .block_newlines
+            .get_or_init(|| build_block_index(&self.text));
         // The line starts right after newline number `index` (1-based).
         // Find the last block whose prefix count is below `index`.
         let block = blocks.partition_point(|&n| (n as usize) < index) - 1;
@@ -175,7 +182,11 @@ fn normalize_line_ends(text: &[u8]) -> Vec<u8> {
     while let Some(i) = memchr(b'\r', rest) {
         out.extend_from_slice(&rest[..i]);
         out.push(b'\n');
-        let skip = if rest.get(i + 1) == Some(&b'\n') { 2 } else { 1 };
+        let skip = if rest.get(i + 1) == Some(&b'\n') {
+            2
+        } else {
+            1
+        };
         rest = &rest[i + skip..];
     }
     out.extend_from_slice(rest);
@@ -217,9 +228,13 @@ pub fn fold_case(text: &[u8], is_ascii: bool) -> Vec<u8> {
         let Some(first) = rest.first() else { break };
         let width = utf8_width(*first);
         let mut buf = [0u8; 4];
-        let c = std::str::from_utf8(&rest[..width]).ok().and_then(|s| s.chars().next());
+        let c = std::str::from_utf8(&rest[..width])
+            .ok()
+            .and_then(|s| s.chars().next());
         match c {
-            Some(c) => c.to_lowercase().for_each(|l| out.extend_from_slice(l.encode_utf8(&mut buf).as_bytes())),
+            Some(c) => c
+                .to_lowercase()
+                .for_each(|l| out.extend_from_slice(l.encode_utf8(&mut buf).as_bytes())),
             // Unreachable for validated text; keep the byte rather than panic.
             None => out.push(*first),
         }
@@ -234,7 +249,10 @@ fn ascii_prefix_len(bytes: &[u8]) -> usize {
     while n + STEP <= bytes.len() && bytes[n..n + STEP].is_ascii() {
         n += STEP;
     }
-    n + bytes[n..].iter().position(|b| !b.is_ascii()).unwrap_or(bytes.len() - n)
+    n + bytes[n..]
+        .iter()
+        .position(|b| !b.is_ascii())
+        .unwrap_or(bytes.len() - n)
 }
 
 fn utf8_width(first: u8) -> usize {
@@ -263,7 +281,9 @@ mod tests {
 
     fn lines_of(raw: &[u8]) -> Vec<String> {
         let t = SourceText::decode(raw.to_vec()).unwrap();
-        (0..t.line_count()).map(|i| t.line_by_index(i).to_string()).collect()
+        (0..t.line_count())
+            .map(|i| t.line_by_index(i).to_string())
+            .collect()
     }
 
     #[test]

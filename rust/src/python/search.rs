@@ -35,7 +35,9 @@ pub struct PySourceText {
 
 impl From<SourceText> for PySourceText {
     fn from(text: SourceText) -> Self {
-        PySourceText { inner: Arc::new(text) }
+        PySourceText {
+            inner: Arc::new(text),
+        }
     }
 }
 
@@ -45,7 +47,9 @@ impl PySourceText {
     #[staticmethod]
     fn decode(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         let owned = data.to_vec();
-        py.detach(|| SourceText::decode(owned)).into_py_result().map(Self::from)
+        py.detach(|| SourceText::decode(owned))
+            .into_py_result()
+            .map(Self::from)
     }
 
     #[getter]
@@ -64,7 +68,12 @@ impl PySourceText {
     }
 
     /// Lines `first..=last` (1-based, inclusive) as (line number, text, text_truncated).
-    fn lines(&self, first: usize, last: usize, max_chars: usize) -> PyResult<Vec<(usize, &str, bool)>> {
+    fn lines(
+        &self,
+        first: usize,
+        last: usize,
+        max_chars: usize,
+    ) -> PyResult<Vec<(usize, &str, bool)>> {
         let lines = self.inner.lines(first, last).into_py_result()?;
         Ok(lines
             .into_iter()
@@ -82,6 +91,8 @@ impl PySourceText {
 }
 
 type PyHit<'py> = (usize, usize, Bound<'py, PyString>, bool);
+/// `(total, per_text_totals, hits)` of one query.
+type PyPage<'py> = (usize, Vec<usize>, Vec<PyHit<'py>>);
 
 /// Runs several line queries over several texts in one pass per text.
 ///
@@ -97,13 +108,16 @@ fn search_lines<'py>(
     queries: Vec<(String, String, usize, usize)>,
     max_chars: usize,
     threads: usize,
-) -> PyResult<Vec<(usize, Vec<usize>, Vec<PyHit<'py>>)>> {
+) -> PyResult<Vec<PyPage<'py>>> {
     let compiled: Vec<Query> = queries
         .iter()
         .map(|(mode, pattern, _, _)| Query::new(SearchMode::parse(mode)?, pattern))
         .collect::<Result<_, _>>()
         .into_py_result()?;
-    let pages: Vec<Page> = queries.iter().map(|&(_, _, offset, limit)| Page { offset, limit }).collect();
+    let pages: Vec<Page> = queries
+        .iter()
+        .map(|&(_, _, offset, limit)| Page { offset, limit })
+        .collect();
     let shared: Vec<Arc<SourceText>> = texts.iter().map(|t| Arc::clone(&t.inner)).collect();
     let results = py
         .detach(|| {
@@ -121,7 +135,12 @@ fn search_lines<'py>(
                 .map(|&(text_index, line_index)| {
                     let line = texts[text_index].inner.line_by_index(line_index as usize);
                     let (text, truncated) = truncate_chars(line, max_chars);
-                    (text_index, line_index as usize + 1, PyString::new(py, text), truncated)
+                    (
+                        text_index,
+                        line_index as usize + 1,
+                        PyString::new(py, text),
+                        truncated,
+                    )
                 })
                 .collect();
             (page.total, page.per_text_totals, hits)

@@ -1,0 +1,57 @@
+# One entry point for every job. `make demo` and `make test` set up everything
+# they need on a fresh machine (virtualenv, Python deps, release build).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.deps-stamp
+DEPS   := "maturin>=1.9,<2" "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" \
+          "orjson>=3.9" "jsonschema>=4.20" "PyMySQL>=1.1" "ruff>=0.6" "mypy>=1.10"
+
+.PHONY: demo test lint bench install dev rust-test py-test clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check $(DEPS)
+	touch $(STAMP)
+
+# Build the release extension exactly as a user would: `pip install .`.
+install: $(STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall .
+
+# Editable install for development (rebuilds the extension in place).
+dev: $(STAMP)
+	$(VENV)/bin/maturin develop --release
+
+demo: install
+	$(PY) -m viano_bug_analysis.demo samples/bug-20
+
+rust-test:
+	cargo test --lib --quiet
+
+py-test: install
+	$(PY) -m pytest tests
+
+test: rust-test py-test
+
+lint: $(STAMP) install
+	$(VENV)/bin/ruff check python tests benches scripts
+	$(VENV)/bin/ruff format --check python tests benches scripts
+	$(VENV)/bin/mypy
+	$(PY) -m mypy.stubtest viano_bug_analysis._native
+	cargo fmt --check
+	PYO3_PYTHON=$(abspath $(PY)) cargo clippy --all-targets --features python --quiet -- -D warnings
+
+# Benchmarks are not part of `make test`. They need ripgrep as a baseline.
+bench: install
+	mkdir -p .benchmarks
+	@command -v rg >/dev/null || { echo "installing ripgrep (baseline for the search benchmark)"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq ripgrep; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq ripgrep; fi; }
+	$(PY) -m pytest benches -o python_files="bench_*.py" --benchmark-only --benchmark-group-by=group \
+	  --benchmark-columns=min,median,mean,stddev,rounds \
+	  --benchmark-json=.benchmarks/latest.json $(BENCH_ARGS)
+	$(PY) scripts/bench_report.py .benchmarks/latest.json docs/benchmarks.md
+
+clean:
+	rm -rf $(VENV) target dist .pytest_cache .hypothesis .benchmarks

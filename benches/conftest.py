@@ -1,0 +1,1 @@
+"""Shared benchmark settings: every group prints its ratios against its baseline."""
