@@ -1,8 +1,9 @@
 """Benchmark (a): verify + decode + 16 line searches over a 32 MiB deflate ZIP.
 
-64 members of real source text (the running interpreter's standard library,
-concatenated in a fixed order into ~512 KiB members), 16 searches: 8 literal,
-4 case-insensitive, 4 symbol. Side by side in one group:
+64 members of real C/C++ source text (the system headers under /usr/include,
+which the C++ toolchain brings, then the Python standard library if more is
+needed), concatenated in a fixed order into ~512 KiB members; 16 searches:
+8 literal, 4 case-insensitive, 4 symbol, of the kind an investigation sends. Side by side in one group:
 
 * ``baseline-inflate-hash``: only inflate + CRC + SHA-256 every member with
   our own decoder (one thread, output discarded) — the floor the whole batch
@@ -35,31 +36,36 @@ MAX_BYTES = 8 * 1024 * 1024
 GROUP = "a: verify+decode+16 searches, 32 MiB ZIP of 64 source files"
 
 QUERIES = [
-    LineQuery("literal", "raise TimeoutError"),
-    LineQuery("literal", "ThreadPoolExecutor"),
-    LineQuery("literal", "import selectors"),
-    LineQuery("literal", "SSLContext("),
-    LineQuery("literal", "return NotImplemented"),
+    LineQuery("literal", "#include <vector>"),
+    LineQuery("literal", "static_assert("),
+    LineQuery("literal", "std::unique_ptr"),
+    LineQuery("literal", "return nullptr;"),
+    LineQuery("literal", "__attribute__ ((__deprecated__"),
     LineQuery("literal", "Wolpertinger"),
-    LineQuery("literal", "socket.AF_INET"),
-    LineQuery("literal", "def __init__(self"),
-    LineQuery("literal_ignore_case", "deprecated since"),
-    LineQuery("literal_ignore_case", "utf-8-sig"),
-    LineQuery("literal_ignore_case", "TODO"),
-    LineQuery("literal_ignore_case", "locale"),
-    LineQuery("symbol", "ZipInfo"),
-    LineQuery("symbol", "HTTPConnection"),
-    LineQuery("symbol", "isinstance"),
-    LineQuery("symbol", "MAX_SIZE"),
+    LineQuery("literal", "typedef struct"),
+    LineQuery("literal", "noexcept(true)"),
+    LineQuery("literal_ignore_case", "todo"),
+    LineQuery("literal_ignore_case", "deprecated"),
+    LineQuery("literal_ignore_case", "Thread-safe"),
+    LineQuery("literal_ignore_case", "copyright"),
+    LineQuery("symbol", "allocator_traits"),
+    LineQuery("symbol", "memcpy"),
+    LineQuery("symbol", "pthread_mutex_lock"),
+    LineQuery("symbol", "SIGSEGV"),
 ]
 
 
-def _real_source_members() -> list[tuple[str, bytes]]:
+def _source_files() -> list[Path]:
+    headers = sorted(p for p in Path("/usr/include").rglob("*") if p.is_file())
     stdlib = Path(sysconfig.get_paths()["stdlib"])
-    sources = sorted(p for p in stdlib.rglob("*.py") if "site-packages" not in p.parts)
+    python = sorted(p for p in stdlib.rglob("*.py") if "site-packages" not in p.parts)
+    return headers + python
+
+
+def _real_source_members() -> list[tuple[str, bytes]]:
     members: list[tuple[str, bytes]] = []
     buffer = bytearray()
-    for path in sources:
+    for path in _source_files():
         data = path.read_bytes()
         try:
             data.decode("utf-8")
@@ -70,11 +76,11 @@ def _real_source_members() -> list[tuple[str, bytes]]:
         buffer += data
         if len(buffer) >= MEMBER_BYTES:
             cut = buffer.rfind(b"\n", 0, MEMBER_BYTES) + 1
-            members.append((f"src/module_{len(members):02d}.py", bytes(buffer[:cut])))
+            members.append((f"src/unit_{len(members):02d}.h", bytes(buffer[:cut])))
             del buffer[:cut]
             if len(members) == MEMBERS:
                 return members
-    raise RuntimeError("not enough standard library sources for the benchmark")
+    raise RuntimeError("not enough source text on this machine for the benchmark")
 
 
 @pytest.fixture(scope="module")

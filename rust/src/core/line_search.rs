@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use memchr::memmem;
 
 use super::error::{CoreError, CoreResult};
-use super::text::{count_newlines, fold_case, SourceText};
+use super::text::{count_newlines, fold_case, Haystack, SourceText};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchMode {
@@ -121,8 +121,10 @@ struct PatternGroup {
 }
 
 enum Engine {
-    Single(Box<memmem::Finder<'static>>),
-    Multi(AhoCorasick),
+    /// One leftmost-first automaton over all needles, one pass over the text.
+    Shared(AhoCorasick),
+    /// One `memmem` finder per needle, one pass each.
+    PerNeedle(Vec<memmem::Finder<'static>>),
 }
 
 impl CompiledQueries {
@@ -137,8 +139,12 @@ impl CompiledQueries {
             .filter(|(_, q)| q.mode == SearchMode::LiteralIgnoreCase);
         Ok(CompiledQueries {
             count: queries.len(),
-            case_sensitive: PatternGroup::build(sensitive)?,
-            folded: PatternGroup::build(folded)?,
+            case_sensitive: PatternGroup::build(sensitive, true)?,
+            // Lower-cased text is full of bytes 0x61..0x7A, where the SIMD
+            // multi-pattern fingerprints lose their selectivity (measured
+            // 10-20x slower than one memmem pass per needle), so folded
+            // needles are always searched one by one.
+            folded: PatternGroup::build(folded, false)?,
         })
     }
 
@@ -154,7 +160,7 @@ impl CompiledQueries {
     pub fn matching_lines(&self, text: &SourceText) -> Vec<Vec<u32>> {
         let mut out = vec![Vec::new(); self.count];
         if let Some(group) = &self.case_sensitive {
-            group.scan(text.as_bytes(), &mut out);
+            group.scan(text.haystack(), &mut out);
         }
         if let Some(group) = &self.folded {
             group.scan(text.folded(), &mut out);
@@ -164,7 +170,10 @@ impl CompiledQueries {
 }
 
 impl PatternGroup {
-    fn build<'q>(queries: impl Iterator<Item = (usize, &'q Query)>) -> CoreResult<Option<Self>> {
+    fn build<'q>(
+        queries: impl Iterator<Item = (usize, &'q Query)>,
+        allow_shared: bool,
+    ) -> CoreResult<Option<Self>> {
         let mut needles: Vec<Vec<u8>> = Vec::new();
         let mut users: Vec<Vec<(usize, bool)>> = Vec::new();
         let mut query_count = 0;
@@ -182,16 +191,21 @@ impl PatternGroup {
         if needles.is_empty() {
             return Ok(None);
         }
-        let engine = if needles.len() == 1 {
-            Engine::Single(Box::new(memmem::Finder::new(&needles[0]).into_owned()))
-        } else {
+        let engine = if allow_shared && needles.len() > 1 {
             let automaton = AhoCorasick::builder()
                 .match_kind(MatchKind::LeftmostFirst)
                 .build(&needles)
                 .map_err(|_| CoreError::InvalidArgument {
                     what: "too many search patterns",
                 })?;
-            Engine::Multi(automaton)
+            Engine::Shared(automaton)
+        } else {
+            Engine::PerNeedle(
+                needles
+                    .iter()
+                    .map(|n| memmem::Finder::new(n).into_owned())
+                    .collect(),
+            )
         };
         Ok(Some(PatternGroup {
             needles,
@@ -201,57 +215,134 @@ impl PatternGroup {
         }))
     }
 
-    fn next_start(&self, hay: &[u8], from: usize) -> Option<usize> {
+    fn scan(&self, hay: Haystack<'_>, out: &mut [Vec<u32>]) {
         match &self.engine {
-            Engine::Single(finder) => finder.find(&hay[from..]).map(|i| from + i),
-            Engine::Multi(ac) => ac
-                .find(Input::new(hay).span(from..hay.len()))
-                .map(|m| m.start()),
+            Engine::Shared(automaton) => self.scan_shared(automaton, hay, out),
+            Engine::PerNeedle(finders) => {
+                for ((finder, needle), users) in finders.iter().zip(&self.needles).zip(&self.users)
+                {
+                    scan_one(finder, needle, users, hay, out);
+                }
+            }
         }
     }
 
-    fn scan(&self, hay: &[u8], out: &mut [Vec<u32>]) {
+    /// Restarting one byte after each reported match visits every position
+    /// where some needle starts; there every needle is prefix-compared, so
+    /// overlapping needles are never lost.
+    fn scan_shared(&self, automaton: &AhoCorasick, hay: Haystack<'_>, out: &mut [Vec<u32>]) {
+        let bytes = hay.bytes;
+        let mut cursor = LineCursor::new(hay);
         let mut pos = 0;
-        let mut line: u32 = 0;
-        let mut counted_upto = 0;
         let mut current_line: Option<u32> = None;
         let mut matched_on_line = 0;
-        while pos < hay.len() {
-            let Some(start) = self.next_start(hay, pos) else {
+        while pos < bytes.len() {
+            let Some(found) = automaton.find(Input::new(bytes).span(pos..bytes.len())) else {
                 break;
             };
-            line += count_newlines(&hay[counted_upto..start]) as u32;
-            counted_upto = start;
+            let start = found.start();
+            let line = cursor.line_at(start);
             if current_line != Some(line) {
                 current_line = Some(line);
                 matched_on_line = 0;
             }
             for (needle, users) in self.needles.iter().zip(&self.users) {
-                if !hay[start..].starts_with(needle) {
-                    continue;
-                }
-                for &(query, is_symbol) in users {
-                    let lines = &mut out[query];
-                    if lines.last() == Some(&line) {
-                        continue;
-                    }
-                    if is_symbol && !at_token_boundary(hay, start, start + needle.len()) {
-                        continue;
-                    }
-                    lines.push(line);
-                    matched_on_line += 1;
+                if bytes[start..].starts_with(needle) {
+                    matched_on_line += record(users, bytes, start, needle.len(), line, out);
                 }
             }
             pos = if matched_on_line == self.query_count {
-                // Every query of the group has this line: skip to the next one.
-                match memchr::memchr(b'\n', &hay[start..]) {
-                    Some(i) => start + i + 1,
-                    None => hay.len(),
-                }
+                // Every query of the group has this line: go to the next one.
+                line_end(bytes, start) + 1
             } else {
                 start + 1
             };
         }
+    }
+}
+
+fn scan_one(
+    finder: &memmem::Finder<'_>,
+    needle: &[u8],
+    users: &[(usize, bool)],
+    hay: Haystack<'_>,
+    out: &mut [Vec<u32>],
+) {
+    let bytes = hay.bytes;
+    let mut cursor = LineCursor::new(hay);
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let Some(found) = finder.find(&bytes[pos..]) else {
+            break;
+        };
+        let start = pos + found;
+        let line = cursor.line_at(start);
+        record(users, bytes, start, needle.len(), line, out);
+        let line_done = users.iter().all(|&(q, _)| out[q].last() == Some(&line));
+        pos = if line_done {
+            line_end(bytes, start) + 1
+        } else {
+            start + 1
+        };
+    }
+}
+
+/// Adds `line` to every user query that accepts this occurrence and does
+/// not have the line yet; returns how many did.
+fn record(
+    users: &[(usize, bool)],
+    bytes: &[u8],
+    start: usize,
+    len: usize,
+    line: u32,
+    out: &mut [Vec<u32>],
+) -> usize {
+    let mut added = 0;
+    for &(query, is_symbol) in users {
+        let lines = &mut out[query];
+        if lines.last() == Some(&line) {
+            continue;
+        }
+        if is_symbol && !at_token_boundary(bytes, start, start + len) {
+            continue;
+        }
+        lines.push(line);
+        added += 1;
+    }
+    added
+}
+
+fn line_end(bytes: &[u8], from: usize) -> usize {
+    memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |i| from + i)
+}
+
+/// Line numbers for a forward scan: counts newlines since the previous hit
+/// when it is near, asks the block index when it is far.
+struct LineCursor<'a> {
+    hay: Haystack<'a>,
+    pos: usize,
+    line: u32,
+}
+
+impl<'a> LineCursor<'a> {
+    const NEAR: usize = 4096;
+
+    fn new(hay: Haystack<'a>) -> Self {
+        LineCursor {
+            hay,
+            pos: 0,
+            line: 0,
+        }
+    }
+
+    fn line_at(&mut self, offset: usize) -> u32 {
+        self.line = if offset - self.pos <= Self::NEAR {
+            self.line + count_newlines(&self.hay.bytes[self.pos..offset]) as u32
+        } else {
+            self.hay.index.line_of(self.hay.bytes, offset)
+        };
+        self.pos = offset;
+        self.line
     }
 }
 

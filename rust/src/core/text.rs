@@ -37,10 +37,62 @@ pub struct SourceText {
     had_bom: bool,
     is_ascii: bool,
     line_count: usize,
-    /// `block_newlines[k]` = number of `\n` in `text[..k * INDEX_BLOCK]`.
-    block_newlines: OnceLock<Vec<u32>>,
+    index: OnceLock<LineIndex>,
     /// Lower-cased copy for case-insensitive search (see `line_search`).
-    folded: OnceLock<Vec<u8>>,
+    folded: OnceLock<(Vec<u8>, LineIndex)>,
+}
+
+/// A text plus its line index: what a search scans.
+#[derive(Clone, Copy)]
+pub struct Haystack<'a> {
+    pub bytes: &'a [u8],
+    pub index: &'a LineIndex,
+}
+
+/// Newline counts per block, so that "which line holds byte N" and "where
+/// does line N start" cost one binary search plus a scan of one block.
+#[derive(Debug)]
+pub struct LineIndex {
+    /// `blocks[k]` = number of `\n` in `text[..k * INDEX_BLOCK]`.
+    blocks: Vec<u32>,
+}
+
+impl LineIndex {
+    fn build(text: &[u8]) -> Self {
+        let mut blocks = Vec::with_capacity(text.len() / INDEX_BLOCK + 2);
+        let mut total = 0u32;
+        blocks.push(0);
+        for block in text.chunks(INDEX_BLOCK) {
+            total += count_newlines(block) as u32;
+            blocks.push(total);
+        }
+        LineIndex { blocks }
+    }
+
+    /// 0-based line of byte `offset`.
+    pub fn line_of(&self, text: &[u8], offset: usize) -> u32 {
+        let block = offset / INDEX_BLOCK;
+        self.blocks[block] + count_newlines(&text[block * INDEX_BLOCK..offset]) as u32
+    }
+
+    /// Byte offset where the 0-based line `index` starts.
+    fn line_start(&self, text: &[u8], index: usize) -> usize {
+        if index == 0 {
+            return 0;
+        }
+        // The line starts right after newline number `index` (1-based): find
+        // the last block whose prefix count is below `index`.
+        let block = self.blocks.partition_point(|&n| (n as usize) < index) - 1;
+        let mut remaining = index - self.blocks[block] as usize;
+        let base = block * INDEX_BLOCK;
+        for nl in memchr::memchr_iter(b'\n', &text[base..]) {
+            remaining -= 1;
+            if remaining == 0 {
+                return base + nl + 1;
+            }
+        }
+        text.len()
+    }
 }
 
 impl SourceText {
@@ -71,7 +123,7 @@ impl SourceText {
             had_bom,
             is_ascii,
             line_count,
-            block_newlines: OnceLock::new(),
+            index: OnceLock::new(),
             folded: OnceLock::new(),
         })
     }
@@ -98,10 +150,23 @@ impl SourceText {
         self.is_ascii
     }
 
-    /// The case-folded copy used by case-insensitive search, built once.
-    pub fn folded(&self) -> &[u8] {
-        self.folded
-            .get_or_init(|| fold_case(&self.text, self.is_ascii))
+    /// The text as searched by case-sensitive queries.
+    pub fn haystack(&self) -> Haystack<'_> {
+        Haystack {
+            bytes: &self.text,
+            index: self.index.get_or_init(|| LineIndex::build(&self.text)),
+        }
+    }
+
+    /// The case-folded copy searched by case-insensitive queries, built once.
+    /// Folding keeps every `\n`, so its line numbers are the text's.
+    pub fn folded(&self) -> Haystack<'_> {
+        let (bytes, index) = self.folded.get_or_init(|| {
+            let folded = fold_case(&self.text, self.is_ascii);
+            let index = LineIndex::build(&folded);
+            (folded, index)
+        });
+        Haystack { bytes, index }
     }
 
     /// Lines `first..=last` (1-based, inclusive) as string slices.
@@ -135,25 +200,7 @@ impl SourceText {
 
     /// Byte offset where the 0-based line `index` starts.
     fn line_start(&self, index: usize) -> usize {
-        if index == 0 {
-            return 0;
-        }
-        let blocks = self
-            .block_newlines
-            .get_or_init(|| build_block_index(&self.text));
-        // The line starts right after newline number `index` (1-based).
-        // Find the last block whose prefix count is below `index`.
-        let block = blocks.partition_point(|&n| (n as usize) < index) - 1;
-        let mut remaining = index - blocks[block] as usize;
-        let mut pos = block * INDEX_BLOCK;
-        for nl in memchr::memchr_iter(b'\n', &self.text[pos..]) {
-            remaining -= 1;
-            if remaining == 0 {
-                pos += nl + 1;
-                return pos;
-            }
-        }
-        self.text.len()
+        self.haystack().index.line_start(&self.text, index)
     }
 }
 
@@ -195,17 +242,6 @@ fn normalize_line_ends(text: &[u8]) -> Vec<u8> {
 
 pub(crate) fn count_newlines(bytes: &[u8]) -> usize {
     bytecount::count(bytes, b'\n')
-}
-
-fn build_block_index(text: &[u8]) -> Vec<u32> {
-    let mut index = Vec::with_capacity(text.len() / INDEX_BLOCK + 1);
-    let mut total = 0u32;
-    index.push(0);
-    for block in text.chunks(INDEX_BLOCK) {
-        total += count_newlines(block) as u32;
-        index.push(total);
-    }
-    index
 }
 
 /// Case folding rule for case-insensitive search: every code point is
