@@ -59,4 +59,9 @@ class InvalidArgumentError(VbaError):
 
 
 class ReadError(VbaError):
-    """The operating system refused a read (missing file, permissions)."""
+    """The operating system refused a read or an allocation (missing file,
+    permissions, out of memory); ``details["kind"]`` names the OS error kind."""
+
+
+class CaseError(VbaError):
+    """A case package (manifest, case.json, attachments) or a case spec is unusable."""

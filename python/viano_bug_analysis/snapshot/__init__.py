@@ -6,6 +6,7 @@ it as a row snapshot, and search it. Nothing here writes anywhere.
 """
 
 from viano_bug_analysis.snapshot.archive import ArchiveEntry, MemberRef, SnapshotArchive
+from viano_bug_analysis.snapshot.rows import RowHit, RowPage, RowTable
 from viano_bug_analysis.snapshot.text_search import (
     LineHit,
     LinePage,
@@ -23,6 +24,9 @@ __all__ = [
     "LinePage",
     "LineQuery",
     "MemberRef",
+    "RowHit",
+    "RowPage",
+    "RowTable",
     "SearchMode",
     "SnapshotArchive",
     "SourceText",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from viano_bug_analysis import _native
 from viano_bug_analysis._native import SourceText
+from viano_bug_analysis._validate import require_non_negative
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,7 @@ class SnapshotArchive:
         self, members: list[MemberRef], *, max_bytes: int, threads: int = 0
     ) -> list[SourceText]:
         """Reads and decodes several members, on up to ``threads`` cores (0 = all)."""
+        require_non_negative(threads=threads)
         return self._zip.read_texts(
             [(m.name, m.sha256, m.size) for m in members], max_bytes=max_bytes, threads=threads
         )

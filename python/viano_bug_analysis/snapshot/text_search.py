@@ -25,7 +25,7 @@ from typing import Literal
 
 from viano_bug_analysis import _native
 from viano_bug_analysis._native import SourceText
-from viano_bug_analysis.errors import InvalidArgumentError
+from viano_bug_analysis._validate import require_non_negative
 
 SearchMode = Literal["literal", "literal_ignore_case", "symbol"]
 
@@ -75,8 +75,8 @@ def search_lines(
 ) -> list[LinePage]:
     """Runs all queries over all texts in one pass per text; one page per query."""
     for query in queries:
-        _require_non_negative(offset=query.offset, limit=query.limit)
-    _require_non_negative(max_chars=max_chars, threads=threads)
+        require_non_negative(offset=query.offset, limit=query.limit)
+    require_non_negative(max_chars=max_chars, threads=threads)
     raw = _native.search_lines(
         list(texts),
         [(q.mode, q.pattern, q.offset, q.limit) for q in queries],
@@ -98,7 +98,7 @@ def read_lines(
     text: SourceText, first: int, last: int, *, max_chars: int = DEFAULT_MAX_LINE_CHARS
 ) -> list[LineHit]:
     """Lines ``first..=last`` (1-based, inclusive) of one text."""
-    _require_non_negative(first=first, last=last, max_chars=max_chars)
+    require_non_negative(first=first, last=last, max_chars=max_chars)
     return [
         LineHit(0, number, line, truncated)
         for number, line, truncated in text.lines(first, last, max_chars)
@@ -109,10 +109,3 @@ def is_identifier(name: str) -> bool:
     """True for ``[A-Za-z_][A-Za-z0-9_]*``, the only accepted symbol form."""
     return _native.is_identifier(name)
 
-
-def _require_non_negative(**values: int) -> None:
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InvalidArgumentError(
-                "invalid_argument", f"{name} must be a non-negative integer", {"what": name}
-            )

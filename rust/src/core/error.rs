@@ -82,7 +82,7 @@ pub enum CoreError {
         what: &'static str,
     },
     Io {
-        kind: String,
+        kind: &'static str,
     },
 }
 
@@ -156,7 +156,8 @@ impl CoreError {
             | RowsInvalidJson { offset }
             | RowsDuplicateKey { offset } => vec![("offset", Int(*offset))],
             RowsNotObject { index } => vec![("index", Int(*index))],
-            ZipEncrypted | ZipMemberNotFound | CrcMismatch | HashMismatch | Io { .. } => vec![],
+            Io { kind } => vec![("kind", Text(kind))],
+            ZipEncrypted | ZipMemberNotFound | CrcMismatch | HashMismatch => vec![],
         }
     }
 }
@@ -219,8 +220,23 @@ impl From<std::io::Error> for CoreError {
     fn from(err: std::io::Error) -> Self {
         // Only the kind: the OS message may embed a path.
         CoreError::Io {
-            kind: format!("{:?}", err.kind()),
+            kind: io_kind_name(err.kind()),
         }
+    }
+}
+
+/// A fixed name per I/O error kind (the OS message may embed a path).
+fn io_kind_name(kind: std::io::ErrorKind) -> &'static str {
+    use std::io::ErrorKind::*;
+    match kind {
+        NotFound => "not_found",
+        PermissionDenied => "permission_denied",
+        UnexpectedEof => "unexpected_eof",
+        OutOfMemory => "out_of_memory",
+        Interrupted => "interrupted",
+        IsADirectory => "is_a_directory",
+        InvalidInput => "invalid_input",
+        _ => "other",
     }
 }
 

@@ -248,6 +248,9 @@ struct MemberPlan {
 /// window that is only hashed.
 enum Sink<'a> {
     Keep(&'a mut [u8]),
+    /// Appends to a Vec with `limit` bytes reserved: the decoder writes into
+    /// spare capacity, so the output is never zero-filled first.
+    Append(&'a mut Vec<u8>),
     Discard(Vec<u8>),
 }
 
@@ -256,6 +259,7 @@ impl Sink<'_> {
         let window = match self {
             Sink::Keep(buf) => pos.checked_add(room).and_then(|end| buf.get_mut(pos..end)),
             Sink::Discard(scratch) => scratch.get_mut(..room),
+            Sink::Append(_) => None,
         };
         window.ok_or(CoreError::InvalidArgument {
             what: "output buffer is smaller than the member",
@@ -320,10 +324,14 @@ impl<R: ReadAt> ZipArchive<R> {
         let plan = self.prepare(name, expected, max_bytes)?;
         let len = plan_len(&plan)?;
         out.try_reserve_exact(len).map_err(|_| CoreError::Io {
-            kind: "OutOfMemory".to_owned(),
+            kind: "out_of_memory",
         })?;
-        out.resize(len, 0);
-        let result = self.inflate(&plan, Sink::Keep(out.as_mut_slice()));
+        let result = if plan.method == METHOD_STORED {
+            out.resize(len, 0);
+            self.inflate(&plan, Sink::Keep(out.as_mut_slice()))
+        } else {
+            self.inflate(&plan, Sink::Append(out))
+        };
         if result.is_err() {
             out.clear();
         }
@@ -630,17 +638,39 @@ impl<R: ReadAt> ZipArchive<R> {
                 (start, end) = (0, n);
             }
             let room = (limit - pos).min(OUTPUT_WINDOW);
-            let dest = if room > 0 {
-                sink.window(pos, room)?
-            } else {
-                &mut probe[..]
-            };
             let (in_before, out_before) = (decoder.total_in(), decoder.total_out());
-            let status = decoder
-                .decompress(&input[start..end], dest, FlushDecompress::None)
-                .map_err(|_| CoreError::ZipCorrupt {
-                    what: "invalid deflate data",
-                })?;
+            let corrupt = |_| CoreError::ZipCorrupt {
+                what: "invalid deflate data",
+            };
+            let status = match sink {
+                Sink::Append(out) if room > 0 => {
+                    // Bounded by the capacity reserved for `limit` bytes.
+                    let status = decoder
+                        .decompress_vec(&input[start..end], out, FlushDecompress::None)
+                        .map_err(corrupt)?;
+                    if out.len() > limit {
+                        return Err(over_limit(plan));
+                    }
+                    digests.update(&out[pos..]);
+                    status
+                }
+                _ => {
+                    let dest = if room > 0 {
+                        sink.window(pos, room)?
+                    } else {
+                        &mut probe[..]
+                    };
+                    let status = decoder
+                        .decompress(&input[start..end], dest, FlushDecompress::None)
+                        .map_err(corrupt)?;
+                    let produced =
+                        usize::try_from(decoder.total_out() - out_before).unwrap_or(usize::MAX);
+                    if room > 0 {
+                        digests.update(dest.get(..produced).unwrap_or(dest));
+                    }
+                    status
+                }
+            };
             let consumed = usize::try_from(decoder.total_in() - in_before).unwrap_or(usize::MAX);
             let produced = usize::try_from(decoder.total_out() - out_before).unwrap_or(usize::MAX);
             start = start.saturating_add(consumed).min(end);
@@ -649,8 +679,7 @@ impl<R: ReadAt> ZipArchive<R> {
                     return Err(over_limit(plan));
                 }
             } else {
-                digests.update(dest.get(..produced).unwrap_or(dest));
-                pos += produced.min(room);
+                pos += produced;
             }
             match status {
                 Status::StreamEnd if start == end && left_in == 0 => return Ok(pos as u64),

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList};
 
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::line_search::parallel_map;
@@ -187,6 +187,10 @@ fn expected_args(
 }
 
 fn non_negative(value: &Bound<'_, PyAny>, what: &'static str) -> PyResult<u64> {
+    if value.is_instance_of::<PyBool>() {
+        // `True` is an int in Python; as a size it is always a mistake.
+        return Err(CoreError::InvalidArgument { what }).into_py_result();
+    }
     value
         .extract::<u64>()
         .map_err(|_| CoreError::InvalidArgument { what })

@@ -1,0 +1,74 @@
+"""Type stubs of the private native extension (kept honest by mypy.stubtest in `make lint`)."""
+
+import os
+from typing import final
+
+__all__ = ["RowSnapshot", "SourceText", "ZipArchive", "__version__", "is_identifier", "search_lines", "sha256_implementation"]
+
+__version__: str
+
+def sha256_implementation() -> str:
+    """Which SHA-256 implementation runs on this CPU ("sha-ni" or "software")."""
+
+def is_identifier(name: str) -> bool: ...
+def search_lines(
+    texts: list[SourceText],
+    queries: list[tuple[str, str, int, int]],
+    *,
+    max_chars: int,
+    threads: int = 0,
+) -> list[tuple[int, list[int], list[tuple[int, int, str, bool]]]]: ...
+@final
+class SourceText:
+    @staticmethod
+    def decode(data: bytes) -> SourceText: ...
+    @property
+    def line_count(self) -> int: ...
+    @property
+    def had_bom(self) -> bool: ...
+    @property
+    def is_ascii(self) -> bool: ...
+    def lines(self, first: int, last: int, max_chars: int) -> list[tuple[int, str, bool]]: ...
+
+@final
+class ZipArchive:
+    def __new__(cls, path: str | os.PathLike[str]) -> ZipArchive: ...
+    def entries(self) -> list[dict[str, object]]: ...
+    def verify(self, name: str, *, sha256: str, size: int, max_bytes: int) -> None: ...
+    def read_bytes(self, name: str, *, sha256: str, size: int, max_bytes: int) -> bytes: ...
+    def read_text(self, name: str, *, sha256: str, size: int, max_bytes: int) -> SourceText: ...
+    def read_texts(
+        self, members: list[tuple[str, str, int]], *, max_bytes: int, threads: int = 0
+    ) -> list[SourceText]: ...
+
+@final
+class RowSnapshot:
+    @staticmethod
+    def parse(data: bytes) -> RowSnapshot: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def row_count(self) -> int: ...
+    @property
+    def has_rows(self) -> bool: ...
+    @property
+    def header_json(self) -> bytes | None: ...
+    def columns(self) -> list[str]: ...
+    def has_column(self, name: str) -> bool: ...
+    def lookup(
+        self,
+        filters: list[tuple[str, object]],
+        *,
+        columns: list[str] | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[tuple[int, dict[str, object]]]]: ...
+    def find_references(
+        self,
+        value: object,
+        search_columns: list[str],
+        *,
+        columns: list[str] | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[int, list[tuple[int, list[str], dict[str, object]]]]: ...
