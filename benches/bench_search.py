@@ -3,7 +3,8 @@
 64 members of real C/C++ source text (the system headers under /usr/include,
 which the C++ toolchain brings, then the Python standard library if more is
 needed), concatenated in a fixed order into ~512 KiB members; 16 searches:
-8 literal, 4 case-insensitive, 4 symbol, of the kind an investigation sends. Side by side in one group:
+8 literal, 4 case-insensitive, 4 symbol, of the kind an investigation sends.
+Side by side in one group:
 
 * ``baseline-inflate-hash``: only inflate + CRC + SHA-256 every member with
   our own decoder (one thread, output discarded) — the floor the whole batch

@@ -25,8 +25,9 @@ def render(data: dict) -> str:
     for bench in data["benchmarks"]:
         groups.setdefault(bench["group"] or "ungrouped", []).append(bench)
     machine = data.get("machine_info", {})
+    cpu = machine.get("cpu", {}).get("brand_raw", "?")
     lines = [
-        f"Measured {data.get('datetime', '?')[:19]} on {machine.get('cpu', {}).get('brand_raw', '?')}"
+        f"Measured {data.get('datetime', '?')[:19]} on {cpu}"
         f" ({machine.get('cpu', {}).get('count', '?')} cores), Python {platform.python_version()}.",
         "",
     ]

@@ -3,7 +3,15 @@
 import os
 from typing import final
 
-__all__ = ["RowSnapshot", "SourceText", "ZipArchive", "__version__", "is_identifier", "search_lines", "sha256_implementation"]
+__all__ = [
+    "RowSnapshot",
+    "SourceText",
+    "ZipArchive",
+    "__version__",
+    "is_identifier",
+    "search_lines",
+    "sha256_implementation",
+]
 
 __version__: str
 

@@ -5,6 +5,7 @@ member only against its expected SHA-256 and size, decode it as text or parse
 it as a row snapshot, and search it. Nothing here writes anywhere.
 """
 
+from viano_bug_analysis._native import SourceText
 from viano_bug_analysis.snapshot.archive import ArchiveEntry, MemberRef, SnapshotArchive
 from viano_bug_analysis.snapshot.rows import RowHit, RowPage, RowTable
 from viano_bug_analysis.snapshot.text_search import (
@@ -12,7 +13,6 @@ from viano_bug_analysis.snapshot.text_search import (
     LinePage,
     LineQuery,
     SearchMode,
-    SourceText,
     is_identifier,
     read_lines,
     search_lines,

@@ -9,11 +9,10 @@ projection.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import json
 
 from viano_bug_analysis._native import RowSnapshot
 from viano_bug_analysis.errors import InvalidArgumentError
@@ -86,13 +85,13 @@ class RowTable:
         """Rows whose every filter column equals its value (typed, exact)."""
         if not filters:
             what = "filters must not be empty"
-            raise InvalidArgumentError("invalid_argument", f"invalid argument: {what}", {"what": what})
+            raise InvalidArgumentError(
+                "invalid_argument", f"invalid argument: {what}", {"what": what}
+            )
         total, hits = self.snapshot.lookup(
             list(filters.items()), columns=_columns(columns), offset=offset, limit=limit
         )
-        return RowPage(
-            total, tuple(RowHit(i, self.pointer(i), row) for i, row in hits), offset
-        )
+        return RowPage(total, tuple(RowHit(i, self.pointer(i), row) for i, row in hits), offset)
 
     def find_references(
         self,

@@ -108,4 +108,3 @@ def read_lines(
 def is_identifier(name: str) -> bool:
     """True for ``[A-Za-z_][A-Za-z0-9_]*``, the only accepted symbol form."""
     return _native.is_identifier(name)
-

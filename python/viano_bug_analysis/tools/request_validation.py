@@ -1,0 +1,206 @@
+"""Validation of an investigation request document, before anything is read.
+
+Checks run in a fixed order and the first failure rejects the whole batch:
+size, JSON Schema (envelope, then each request's arguments), batch size,
+duplicate request IDs, repeated (hypothesis, action) pairs, then the limits
+that depend only on the request (page sizes, context span, line order).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import jsonschema
+import orjson
+
+from viano_bug_analysis.schemas import load_schema
+from viano_bug_analysis.tools.errors import ToolError
+from viano_bug_analysis.tools.limits import ToolLimits
+
+REQUEST_SCHEMA = "investigation-request-v1"
+
+
+def compact_json(value: Any) -> bytes:
+    """The byte form that is measured and hashed: UTF-8, keys sorted, no spaces.
+
+    Floats use their shortest round-trip form (``1.0``, ``0.1``, ``1e+16``).
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError) as err:
+        raise ToolError("request_invalid", "request is not a JSON document") from err
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    index: int
+    request_id: str
+    hypothesis_id: str
+    action_id: str
+    operation: str
+    arguments: dict[str, Any]
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    case_id: str
+    package_id: str
+    analysis_revision: int
+    requests: tuple[Request, ...]
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Validators:
+    envelope: jsonschema.Draft202012Validator
+    item: jsonschema.Draft202012Validator
+    arguments: dict[str, jsonschema.Draft202012Validator]
+
+
+@cache
+def _validators() -> _Validators:
+    """The bundled schema, split so that each error names its exact place."""
+    schema = load_schema(REQUEST_SCHEMA)
+    defs = schema["$defs"]
+    envelope = {
+        **schema,
+        "properties": {**schema["properties"], "requests": {"type": "array", "minItems": 1}},
+    }
+    item = {key: value for key, value in defs["request"].items() if key != "allOf"}
+    validator = jsonschema.Draft202012Validator
+    return _Validators(
+        envelope=validator(envelope),
+        item=validator({**item, "$defs": defs}),
+        arguments={
+            op: validator({"$defs": defs, "$ref": f"#/$defs/arguments/{op}"})
+            for op in defs["arguments"]
+        },
+    )
+
+
+def _schema_error(
+    err: jsonschema.ValidationError, prefix: str, request_index: int | None
+) -> ToolError:
+    path = prefix + "".join(f"/{p}" for p in err.absolute_path)
+    details: dict[str, Any] = {"path": path, "rule": str(err.validator)}
+    if request_index is not None:
+        details["request_index"] = request_index
+    if err.validator == "additionalProperties":
+        return ToolError(
+            "unknown_field", "request has a field the contract does not define", details
+        )
+    if err.validator == "enum" and path.endswith("/operation"):
+        return ToolError("unknown_operation", "operation is not in the allowlist", details)
+    return ToolError("request_invalid", f"request violates the contract at {path or '/'}", details)
+
+
+def _first_error(
+    validator: jsonschema.Draft202012Validator, instance: Any
+) -> jsonschema.ValidationError | None:
+    errors = sorted(
+        validator.iter_errors(instance), key=lambda e: (list(e.absolute_path), e.validator)
+    )
+    return errors[0] if errors else None
+
+
+def parse_batch(document: Any, limits: ToolLimits) -> Batch:
+    if not isinstance(document, dict):
+        raise ToolError("request_invalid", "request must be a JSON object", {"path": ""})
+    raw = compact_json(document)
+    if len(raw) > limits.request_bytes:
+        raise ToolError(
+            "request_too_large",
+            "request document exceeds the request size limit",
+            {"limit": limits.request_bytes, "size": len(raw)},
+        )
+    validators = _validators()
+    if (error := _first_error(validators.envelope, document)) is not None:
+        raise _schema_error(error, "", None)
+    items = document["requests"]
+    if len(items) > limits.batch_requests:
+        raise ToolError(
+            "batch_too_large",
+            "batch has more requests than the batch limit",
+            {"limit": limits.batch_requests, "requests": len(items)},
+        )
+    requests = []
+    for index, item in enumerate(items):
+        if (error := _first_error(validators.item, item)) is not None:
+            raise _schema_error(error, f"/requests/{index}", index)
+        arguments = validators.arguments[item["operation"]]
+        if (error := _first_error(arguments, item["arguments"])) is not None:
+            raise _schema_error(error, f"/requests/{index}/arguments", index)
+        requests.append(
+            Request(
+                index=index,
+                request_id=item["request_id"],
+                hypothesis_id=item["hypothesis_id"],
+                action_id=item["action_id"],
+                operation=item["operation"],
+                arguments=item["arguments"],
+                sha256=sha256_hex(compact_json(item)),
+            )
+        )
+    _check_uniqueness(requests)
+    for request in requests:
+        _check_request_limits(request, limits)
+    return Batch(
+        case_id=document["case_id"],
+        package_id=document["package_id"],
+        analysis_revision=document["analysis_revision"],
+        requests=tuple(requests),
+        sha256=sha256_hex(raw),
+    )
+
+
+def _check_uniqueness(requests: list[Request]) -> None:
+    seen_ids: dict[str, int] = {}
+    seen_actions: dict[tuple[str, str], int] = {}
+    for request in requests:
+        if request.request_id in seen_ids:
+            raise ToolError(
+                "duplicate_request_id",
+                "two requests share a request_id",
+                {"request_index": request.index, "first_index": seen_ids[request.request_id]},
+            )
+        seen_ids[request.request_id] = request.index
+        pair = (request.hypothesis_id, request.action_id)
+        if pair in seen_actions:
+            raise ToolError(
+                "duplicate_action",
+                "two requests repeat the same hypothesis_id and action_id",
+                {"request_index": request.index, "first_index": seen_actions[pair]},
+            )
+        seen_actions[pair] = request.index
+
+
+def _check_request_limits(request: Request, limits: ToolLimits) -> None:
+    args = request.arguments
+    if "limit" in args and args["limit"] > limits.matches_per_query:
+        raise ToolError(
+            "limit_exceeded",
+            "limit is larger than the matches-per-query limit",
+            {"request_index": request.index, "limit": limits.matches_per_query},
+        )
+    if request.operation == "source.read_context":
+        start, end = args["start_line"], args["end_line"]
+        if end < start:
+            raise ToolError(
+                "line_range_invalid",
+                "end_line is before start_line",
+                {"request_index": request.index},
+            )
+        if end - start + 1 > limits.context_lines:
+            raise ToolError(
+                "context_too_large",
+                "line range is longer than the context-lines limit",
+                {"request_index": request.index, "limit": limits.context_lines},
+            )

@@ -1,0 +1,386 @@
+"""`InvestigationToolRouter`: read-only snapshot queries over a case package.
+
+One call answers one batch. The order of work is what makes a batch
+all-or-nothing:
+
+1. validate the request document (``request_validation``) — no file is read;
+2. load the package and check identity, revision, phase, status, freshness of
+   the canonical case and the known hypotheses;
+3. resolve every ``source_ref`` against ``case.json`` (role included) and
+   check the selection limits;
+4. verify each selected attachment and read each selected member once
+   (inflate, size, CRC-32, SHA-256, decode or parse), then run the checks
+   that need the data (line ranges, known columns);
+5. only then run the queries and assemble the result, whose size is checked
+   last.
+
+Any failure raises one ``ToolError`` and nothing else is returned. The
+router never writes: no manifest update, checkpoint, budget or evidence.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from viano_bug_analysis.case.package import (
+    CasePackage,
+    ContextEntry,
+    load_package,
+    verify_attachment,
+)
+from viano_bug_analysis.errors import (
+    ArchiveError,
+    CaseError,
+    IntegrityError,
+    LimitError,
+    ReadError,
+    TextDecodeError,
+    VbaError,
+)
+from viano_bug_analysis.schemas import load_schema
+from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive, SourceText
+from viano_bug_analysis.tools.database_query import DatabaseQueryTool, LoadedTable
+from viano_bug_analysis.tools.errors import ToolError, wrap_core_error
+from viano_bug_analysis.tools.limits import ToolLimits
+from viano_bug_analysis.tools.request_validation import Batch, Request, compact_json, parse_batch
+from viano_bug_analysis.tools.source_query import run_source_requests
+
+QUERYABLE_PHASES = frozenset({"generation", "investigation"})
+SOURCE_OPERATIONS = frozenset({"source.find_text", "source.find_symbol", "source.read_context"})
+SOURCE_ROLES = frozenset({"source_file"})
+DATABASE_ROLES = frozenset({"database_snapshot", "schema_descriptor"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Selection:
+    """What a batch reads: context entries in first-use order, by source_ref."""
+
+    entries: dict[str, ContextEntry]
+
+
+class InvestigationToolRouter:
+    """Validates and answers ``investigation-request-v1`` batches."""
+
+    def __init__(
+        self,
+        *,
+        database_tool: DatabaseQueryTool | None = None,
+        limits: ToolLimits | None = None,
+        threads: int = 0,
+    ) -> None:
+        self.limits = limits or ToolLimits()
+        self.database_tool = database_tool or DatabaseQueryTool(max_rows=self.limits.database_rows)
+        self.threads = threads
+
+    @staticmethod
+    def request_schema() -> dict[str, Any]:
+        """The bundled strict ``investigation-request-v1`` JSON Schema."""
+        return load_schema("investigation-request-v1")
+
+    @staticmethod
+    def result_schema() -> dict[str, Any]:
+        return load_schema("investigation-result-v1")
+
+    def query(
+        self, package_path: str | os.PathLike[str], request: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        batch = parse_batch(request, self.limits)
+        package = _load(Path(package_path))
+        _check_case(package, batch)
+        selection = _select(package, batch, self.limits)
+        texts, tables = self._read_selection(package, selection)
+        _check_against_data(batch, texts, tables)
+        results = self._run(batch, selection, texts, tables)
+        document = {
+            "format": "viano-investigation-result",
+            "format_version": 1,
+            "case_id": package.manifest["case_id"],
+            "package_id": package.manifest["package_id"],
+            "analysis_revision": package.manifest["analysis_revision"],
+            "generation": package.manifest["generation"],
+            "case_ref": {"path": package.manifest["case"]["path"], "sha256": package.case_sha256},
+            "batch_sha256": batch.sha256,
+            "results": results,
+        }
+        size = len(orjson.dumps(document))
+        if size > self.limits.result_bytes:
+            raise ToolError(
+                "result_too_large",
+                "result would exceed the result size limit; ask for smaller pages",
+                {"limit": self.limits.result_bytes, "size": size},
+            )
+        return document
+
+    # -- reading ---------------------------------------------------------------
+
+    def _read_selection(
+        self, package: CasePackage, selection: _Selection
+    ) -> tuple[dict[str, SourceText], dict[str, LoadedTable]]:
+        by_attachment: dict[str, list[ContextEntry]] = {}
+        for entry in selection.entries.values():
+            by_attachment.setdefault(entry.attachment, []).append(entry)
+        texts: dict[str, SourceText] = {}
+        tables: dict[str, LoadedTable] = {}
+        max_bytes = self.limits.file_bytes
+        for attachment, entries in by_attachment.items():
+            try:
+                verify_attachment(package, attachment)
+            except CaseError as err:
+                raise wrap_core_error(
+                    err, err.code, "attachment does not match the manifest"
+                ) from None
+            path = package.attachment_path(attachment)
+            archive = _open_archive(path, entries[0])
+            sources = [e for e in entries if e.kind == "source"]
+            if sources:
+                refs = [MemberRef(e.member, e.sha256, e.size) for e in sources]
+                try:
+                    decoded = archive.read_texts(refs, max_bytes=max_bytes, threads=self.threads)
+                except VbaError as err:
+                    failed = sources[int(err.details.get("member_index", 0))]
+                    raise _member_error(err, failed) from None
+                texts.update(zip((e.source_ref for e in sources), decoded, strict=True))
+            for entry in (e for e in entries if e.kind == "database"):
+                tables[entry.source_ref] = self._read_table(archive, entry, max_bytes)
+        return texts, tables
+
+    def _read_table(
+        self, archive: SnapshotArchive, entry: ContextEntry, max_bytes: int
+    ) -> LoadedTable:
+        ref = MemberRef(entry.member, entry.sha256, entry.size)
+        try:
+            cached = self.database_tool.cached(entry.sha256, role=entry.role)
+            if cached is not None:
+                # Parsed tables are keyed by content hash; the member itself
+                # is still verified on every batch.
+                archive.verify(ref, max_bytes=max_bytes)
+                return cached
+            data = archive.read_bytes(ref, max_bytes=max_bytes)
+        except VbaError as err:
+            raise _member_error(err, entry) from None
+        try:
+            return self.database_tool.load(data, role=entry.role, sha256=entry.sha256)
+        except ToolError as err:
+            err.details.setdefault("source_ref", entry.source_ref)
+            raise
+
+    # -- running ---------------------------------------------------------------
+
+    def _run(
+        self,
+        batch: Batch,
+        selection: _Selection,
+        texts: dict[str, SourceText],
+        tables: dict[str, LoadedTable],
+    ) -> list[dict[str, Any]]:
+        source_results = run_source_requests(
+            [r for r in batch.requests if r.operation in SOURCE_OPERATIONS],
+            texts,
+            selection.entries,
+            max_chars=self.limits.line_chars,
+            threads=self.threads,
+        )
+        results = []
+        for request in batch.requests:
+            if request.operation in SOURCE_OPERATIONS:
+                result = source_results[request.index]
+            else:
+                result = _run_database(request, tables, selection.entries)
+            results.append(
+                {
+                    "request_id": request.request_id,
+                    "hypothesis_id": request.hypothesis_id,
+                    "action_id": request.action_id,
+                    "operation": request.operation,
+                    "request_sha256": request.sha256,
+                    "result": result,
+                }
+            )
+        return results
+
+
+def _load(path: Path) -> CasePackage:
+    try:
+        return load_package(path)
+    except CaseError as err:
+        raise ToolError(err.code, err.message, err.details) from None
+
+
+def _check_case(package: CasePackage, batch: Batch) -> None:
+    manifest = package.manifest
+    for field in ("case_id", "package_id"):
+        if getattr(batch, field) != manifest[field]:
+            raise ToolError(
+                "identity_mismatch", f"request {field} does not match the package", {"field": field}
+            )
+    if batch.analysis_revision != manifest["analysis_revision"]:
+        raise ToolError(
+            "revision_mismatch",
+            "request analysis_revision is not the package's current revision",
+            {"current": manifest["analysis_revision"], "requested": batch.analysis_revision},
+        )
+    status = manifest["status"]
+    if status["state"] != "active":
+        raise ToolError(
+            "case_blocked",
+            "the case is blocked; an operator must resume it before queries run",
+            {"blocked_code": status.get("code"), "resume_state": status.get("resume_state")},
+        )
+    if manifest["phase"] not in QUERYABLE_PHASES:
+        raise ToolError(
+            "phase_not_queryable",
+            "queries run only in the generation or investigation phase",
+            {"phase": manifest["phase"]},
+        )
+    for request in batch.requests:
+        if request.hypothesis_id not in package.hypothesis_ids:
+            raise ToolError(
+                "unknown_hypothesis",
+                "hypothesis_id is not a known initial hypothesis of the case",
+                {"request_index": request.index},
+            )
+
+
+def _request_refs(request: Request) -> list[str]:
+    args = request.arguments
+    return list(args["source_refs"]) if "source_refs" in args else [args["source_ref"]]
+
+
+def _select(package: CasePackage, batch: Batch, limits: ToolLimits) -> _Selection:
+    entries: dict[str, ContextEntry] = {}
+    members: dict[tuple[str, str], int] = {}
+    for request in batch.requests:
+        wanted_roles = SOURCE_ROLES if request.operation in SOURCE_OPERATIONS else DATABASE_ROLES
+        for position, ref in enumerate(_request_refs(request)):
+            entry = package.context_entries.get(ref)
+            where = {"request_index": request.index, "position": position}
+            if entry is None:
+                raise ToolError(
+                    "unknown_source_ref", "source_ref is not declared by case.json", where
+                )
+            if entry.role not in wanted_roles:
+                raise ToolError(
+                    "wrong_role",
+                    f"source_ref has role {entry.role}, which this operation cannot read",
+                    {**where, "role": entry.role},
+                )
+            if entry.size > limits.file_bytes:
+                raise ToolError(
+                    "file_too_large",
+                    "selected member is larger than the per-file limit",
+                    {**where, "limit": limits.file_bytes, "size": entry.size},
+                )
+            entries.setdefault(ref, entry)
+            members.setdefault((entry.attachment, entry.member), entry.size)
+    if len(members) > limits.selected_files:
+        raise ToolError(
+            "too_many_files",
+            "batch selects more distinct members than the file limit",
+            {"limit": limits.selected_files, "files": len(members)},
+        )
+    combined = sum(members.values())
+    if combined > limits.selected_bytes:
+        raise ToolError(
+            "selection_too_large",
+            "selected members together exceed the combined size limit",
+            {"limit": limits.selected_bytes, "size": combined},
+        )
+    return _Selection(entries)
+
+
+def _open_archive(path: Path, entry: ContextEntry) -> SnapshotArchive:
+    try:
+        return SnapshotArchive(path)
+    except VbaError as err:
+        raise _member_error(err, entry) from None
+
+
+def _member_error(err: VbaError, entry: ContextEntry) -> ToolError:
+    where = {"source_ref": entry.source_ref}
+    if isinstance(err, IntegrityError):
+        return wrap_core_error(
+            err,
+            "source_integrity_mismatch",
+            "member does not match its declared hash or size",
+            **where,
+        )
+    if isinstance(err, TextDecodeError):
+        return wrap_core_error(err, "source_not_text", "member is binary or not UTF-8", **where)
+    if isinstance(err, LimitError):
+        return wrap_core_error(
+            err, "file_too_large", "member is larger than the per-file limit", **where
+        )
+    if isinstance(err, ArchiveError):
+        return wrap_core_error(
+            err, "source_unreadable", "member cannot be read from its attachment", **where
+        )
+    if isinstance(err, ReadError):
+        return wrap_core_error(err, "package_unreadable", "attachment cannot be read", **where)
+    return wrap_core_error(err, "source_unreadable", "member cannot be read", **where)
+
+
+def _check_against_data(
+    batch: Batch, texts: dict[str, SourceText], tables: dict[str, LoadedTable]
+) -> None:
+    """Preflight checks that need the decoded members; nothing has run yet."""
+    for request in batch.requests:
+        args = request.arguments
+        if request.operation == "source.read_context":
+            line_count = texts[args["source_ref"]].line_count
+            if args["end_line"] > line_count:
+                raise ToolError(
+                    "line_out_of_range",
+                    "line range ends after the last line of the source",
+                    {"request_index": request.index, "line_count": line_count},
+                )
+        elif request.operation == "database.lookup":
+            table = tables[args["source_ref"]]
+            _check_columns(request, table, list(args["filters"]), "filters")
+            _check_columns(request, table, args.get("columns"), "columns")
+        elif request.operation == "database.find_references":
+            table = tables[args["source_ref"]]
+            _check_columns(request, table, args["search_columns"], "search_columns")
+            _check_columns(request, table, args.get("columns"), "columns")
+
+
+def _check_columns(
+    request: Request, table: LoadedTable, names: list[str] | None, argument: str
+) -> None:
+    if names is None:
+        return
+    try:
+        table.check_columns(names, argument=argument)
+    except ToolError as err:
+        err.details.setdefault("request_index", request.index)
+        raise
+
+
+def _run_database(
+    request: Request, tables: dict[str, LoadedTable], entries: dict[str, ContextEntry]
+) -> dict[str, Any]:
+    args = request.arguments
+    ref = args["source_ref"]
+    table = tables[ref]
+    head = {"source_ref": ref, "sha256": entries[ref].sha256}
+    if request.operation == "database.describe":
+        return {**head, **table.describe()}
+    if request.operation == "database.lookup":
+        body = table.lookup(args["filters"], args.get("columns"), args["offset"], args["limit"])
+    else:
+        body = table.find_references(
+            args["value"],
+            args["search_columns"],
+            args.get("columns"),
+            args["offset"],
+            args["limit"],
+        )
+    return {**head, "table": table.table, "coverage": table.coverage, **body}
+
+
+__all__ = ["InvestigationToolRouter", "compact_json"]

@@ -1,0 +1,75 @@
+"""Copy the source-of-truth schemas into the Python package, or check the copies.
+
+    python scripts/sync_schemas.py           # copy schemas/*.schema.json into the package
+    python scripts/sync_schemas.py --check   # exit 1 if any copy differs, is missing or is stale
+
+``schemas/`` at the repository root is the source of truth; the package
+ships byte-for-byte copies under ``python/viano_bug_analysis/schemas/`` so
+that ``load_schema`` works from an installed wheel. A copy without a source
+file is stale: sync removes it, check reports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE_DIR = ROOT / "schemas"
+PACKAGE_DIR = ROOT / "python" / "viano_bug_analysis" / "schemas"
+PATTERN = "*.schema.json"
+
+
+def drift(source_dir: Path = SOURCE_DIR, package_dir: Path = PACKAGE_DIR) -> list[str]:
+    """One line per file that is missing, different or stale in ``package_dir``."""
+    sources = {p.name: p for p in source_dir.glob(PATTERN)}
+    copies = {p.name: p for p in package_dir.glob(PATTERN)}
+    problems = []
+    for name in sorted(sources.keys() | copies.keys()):
+        if name not in copies:
+            problems.append(f"missing copy: {name}")
+        elif name not in sources:
+            problems.append(f"stale copy without a source: {name}")
+        elif sources[name].read_bytes() != copies[name].read_bytes():
+            problems.append(f"copy differs: {name}")
+    return problems
+
+
+def sync(source_dir: Path = SOURCE_DIR, package_dir: Path = PACKAGE_DIR) -> list[str]:
+    """Makes ``package_dir`` match ``source_dir``; returns what it changed."""
+    changed = []
+    sources = {p.name: p for p in source_dir.glob(PATTERN)}
+    for name, source in sorted(sources.items()):
+        target = package_dir / name
+        data = source.read_bytes()
+        if not target.is_file() or target.read_bytes() != data:
+            target.write_bytes(data)
+            changed.append(f"copied: {name}")
+    for copy in sorted(package_dir.glob(PATTERN)):
+        if copy.name not in sources:
+            copy.unlink()
+            changed.append(f"removed stale copy: {copy.name}")
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="report drift, change nothing")
+    args = parser.parse_args(argv)
+    if args.check:
+        problems = drift()
+        for line in problems:
+            print(line, file=sys.stderr)
+        if problems:
+            print("run: python scripts/sync_schemas.py", file=sys.stderr)
+            return 1
+        print(f"schemas in sync ({len(list(SOURCE_DIR.glob(PATTERN)))} files)")
+        return 0
+    for line in sync():
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
