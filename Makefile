@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 DEPS   := "maturin>=1.9,<2" "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" \
-          "orjson>=3.9" "jsonschema>=4.20" "PyMySQL>=1.1" "ruff>=0.6" "mypy>=1.10"
+          "orjson>=3.9" "jsonschema>=4.20" "jsonschema-rs>=0.20" "PyMySQL>=1.1" "ruff>=0.6" "mypy>=1.10" "types-jsonschema"
 
 .PHONY: demo test lint bench install dev rust-test py-test clean
 

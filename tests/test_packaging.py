@@ -23,7 +23,11 @@ def test_import_works_outside_the_repository(tmp_path: Path) -> None:
         "print(viano_bug_analysis.__version__, n.__version__, n.sha256_implementation())"
     )
     out = subprocess.run(
-        [sys.executable, "-I", "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
+        [sys.executable, "-I", "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     assert out[0] == out[1] == viano_bug_analysis.__version__
     assert out[2] in {"sha-ni", "software"}

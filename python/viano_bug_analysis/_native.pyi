@@ -26,6 +26,7 @@ def search_lines(
     max_chars: int,
     threads: int = 0,
 ) -> list[tuple[int, list[int], list[tuple[int, int, str, bool]]]]: ...
+
 @final
 class SourceText:
     @staticmethod

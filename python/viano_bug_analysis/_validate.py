@@ -10,4 +10,6 @@ def require_non_negative(**values: object) -> None:
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             what = f"{name} must be a non-negative integer"
-            raise InvalidArgumentError("invalid_argument", f"invalid argument: {what}", {"what": what})
+            raise InvalidArgumentError(
+                "invalid_argument", f"invalid argument: {what}", {"what": what}
+            )

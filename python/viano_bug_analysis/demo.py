@@ -106,7 +106,9 @@ def run(sample: Path, workdir: Path) -> dict[str, Any]:
             "sha256": rows_ref.sha256,
             "lookup ID == 90001 (integer)": [(h.pointer, h.row) for h in by_int.hits],
             'lookup ID == "90001" (string)': [(h.pointer, h.row) for h in by_str.hits],
-            "references to 90005": [(h.pointer, h.matched_columns, h.row) for h in refs_to_npc.hits],
+            "references to 90005": [
+                (h.pointer, h.matched_columns, h.row) for h in refs_to_npc.hits
+            ],
         },
     }
 

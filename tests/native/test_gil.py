@@ -12,9 +12,14 @@ from pathlib import Path
 import orjson
 import pytest
 
-from viano_bug_analysis.snapshot import LineQuery, MemberRef, SnapshotArchive, SourceText
-from viano_bug_analysis.snapshot import search_lines
 from viano_bug_analysis._native import RowSnapshot
+from viano_bug_analysis.snapshot import (
+    LineQuery,
+    MemberRef,
+    SnapshotArchive,
+    SourceText,
+    search_lines,
+)
 
 
 def longest_stall_ratio(call: Callable[[], object]) -> float:
@@ -63,7 +68,10 @@ def big_text() -> bytes:
 def test_search_releases_the_gil(big_text: bytes) -> None:
     text = SourceText.decode(big_text)
     queries = [LineQuery("literal_ignore_case", "status_incomplete"), LineQuery("symbol", "credit")]
-    assert longest_stall_ratio(lambda: [search_lines([text], queries, threads=1) for _ in range(5)]) < 0.5
+    assert (
+        longest_stall_ratio(lambda: [search_lines([text], queries, threads=1) for _ in range(5)])
+        < 0.5
+    )
 
 
 def test_decode_and_zip_read_release_the_gil(big_text: bytes, tmp_path: Path) -> None:
@@ -79,7 +87,9 @@ def test_decode_and_zip_read_release_the_gil(big_text: bytes, tmp_path: Path) ->
 
 
 def test_row_parse_and_lookup_release_the_gil() -> None:
-    rows = [{"id": i, "name": f"row {i}", "flag": i % 2 == 0, "score": i / 7} for i in range(200_000)]
+    rows = [
+        {"id": i, "name": f"row {i}", "flag": i % 2 == 0, "score": i / 7} for i in range(200_000)
+    ]
     data = orjson.dumps(rows)
     assert longest_stall_ratio(lambda: [RowSnapshot.parse(data) for _ in range(3)]) < 0.5
     snapshot = RowSnapshot.parse(data)

@@ -15,9 +15,9 @@ TRICKY = "aAzZ_09 .(){}\t;ßẞİıIiKk\u212aΣσςÄäÖöÜüÉéǅǆﬁ\u0307
 LINE_BREAKS = ["\n", "\r\n", "\r"]
 
 line_text = st.text(alphabet=TRICKY, max_size=40)
-documents = st.lists(
-    st.tuples(line_text, st.sampled_from(LINE_BREAKS)), max_size=30
-).map(lambda parts: "".join(line + brk for line, brk in parts))
+documents = st.lists(st.tuples(line_text, st.sampled_from(LINE_BREAKS)), max_size=30).map(
+    lambda parts: "".join(line + brk for line, brk in parts)
+)
 raw_documents = st.tuples(documents, st.booleans(), st.booleans()).map(
     lambda d: ("\ufeff" if d[1] else "") + d[0] + ("tail" if d[2] else "")
 )
@@ -126,9 +126,11 @@ def test_overlapping_and_repeated_patterns_in_one_batch() -> None:
 
 def test_case_folding_rule_for_non_ascii() -> None:
     text = decode("STRASSE\nstraße\nÄRGER\n\u212aelvin\nİstanbul\nΟΔΟΣ")
+
     def lines(pattern: str) -> list[int]:
         page = search_lines([text], [LineQuery("literal_ignore_case", pattern)])[0]
         return [h.line_number for h in page.hits]
+
     assert lines("ärger") == [3]
     assert lines("strasse") == [1]  # lowercase mapping, not full case folding: ß stays ß
     assert lines("STRAßE") == [2]
@@ -153,7 +155,9 @@ def test_pagination_is_stable_across_texts() -> None:
 
 def test_huge_line_is_cut_and_marked() -> None:
     line = "é" * 100_000 + "needle"
-    page = search_lines([decode(line + "\nneedle")], [LineQuery("literal", "needle")], max_chars=10)[0]
+    page = search_lines(
+        [decode(line + "\nneedle")], [LineQuery("literal", "needle")], max_chars=10
+    )[0]
     assert [(h.line_number, h.text, h.text_truncated) for h in page.hits] == [
         (1, "é" * 10, True),
         (2, "needle", False),

@@ -14,9 +14,11 @@ from functools import cache
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 import orjson
+from jsonschema.protocols import Validator
 
-from viano_bug_analysis.schemas import load_schema
+from viano_bug_analysis.schemas import StrictPatternValidator, load_schema
 from viano_bug_analysis.tools.errors import ToolError
 from viano_bug_analysis.tools.limits import ToolLimits
 
@@ -60,9 +62,13 @@ class Batch:
 
 @dataclass(frozen=True, slots=True)
 class _Validators:
-    envelope: jsonschema.Draft202012Validator
-    item: jsonschema.Draft202012Validator
-    arguments: dict[str, jsonschema.Draft202012Validator]
+    # Compiled (Rust) validator of the whole schema: the fast yes/no answer.
+    # Only a rejected document goes through the slower, precise validators
+    # below to find the first error and its place.
+    whole: jsonschema_rs.Draft202012Validator
+    envelope: Validator
+    item: Validator
+    arguments: dict[str, Validator]
 
 
 @cache
@@ -75,8 +81,9 @@ def _validators() -> _Validators:
         "properties": {**schema["properties"], "requests": {"type": "array", "minItems": 1}},
     }
     item = {key: value for key, value in defs["request"].items() if key != "allOf"}
-    validator = jsonschema.Draft202012Validator
+    validator = StrictPatternValidator
     return _Validators(
+        whole=jsonschema_rs.Draft202012Validator(schema),
         envelope=validator(envelope),
         item=validator({**item, "$defs": defs}),
         arguments={
@@ -102,9 +109,7 @@ def _schema_error(
     return ToolError("request_invalid", f"request violates the contract at {path or '/'}", details)
 
 
-def _first_error(
-    validator: jsonschema.Draft202012Validator, instance: Any
-) -> jsonschema.ValidationError | None:
+def _first_error(validator: Validator, instance: Any) -> jsonschema.ValidationError | None:
     errors = sorted(
         validator.iter_errors(instance), key=lambda e: (list(e.absolute_path), e.validator)
     )
@@ -122,7 +127,8 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
             {"limit": limits.request_bytes, "size": len(raw)},
         )
     validators = _validators()
-    if (error := _first_error(validators.envelope, document)) is not None:
+    valid = validators.whole.is_valid(document)
+    if not valid and (error := _first_error(validators.envelope, document)) is not None:
         raise _schema_error(error, "", None)
     items = document["requests"]
     if len(items) > limits.batch_requests:
@@ -133,10 +139,10 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
         )
     requests = []
     for index, item in enumerate(items):
-        if (error := _first_error(validators.item, item)) is not None:
+        if not valid and (error := _first_error(validators.item, item)) is not None:
             raise _schema_error(error, f"/requests/{index}", index)
         arguments = validators.arguments[item["operation"]]
-        if (error := _first_error(arguments, item["arguments"])) is not None:
+        if not valid and (error := _first_error(arguments, item["arguments"])) is not None:
             raise _schema_error(error, f"/requests/{index}/arguments", index)
         requests.append(
             Request(
@@ -149,6 +155,9 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
                 sha256=sha256_hex(compact_json(item)),
             )
         )
+    if not valid:
+        # The two validators disagree; refuse rather than guess.
+        raise ToolError("request_invalid", "request violates the contract", {"path": ""})
     _check_uniqueness(requests)
     for request in requests:
         _check_request_limits(request, limits)
