@@ -9,32 +9,30 @@ from pathlib import Path
 import orjson
 
 REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "samples" / "bug-20"
+
+
+def _demo(*extra: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "viano_bug_analysis.demo", str(SAMPLE), *extra],
+        capture_output=True,
+        check=True,
+    )
 
 
 def test_demo_reports_verified_facts_with_origins() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "viano_bug_analysis.demo", str(REPO / "samples/bug-20"), "--json"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    report = orjson.loads(out)
-    searches = {s["pattern"]: s for s in report["searches"]}
-    credit = searches["KilledMonsterCredit"]
-    assert credit["total"] == 1
-    assert credit["hits"][0]["line"] == 39
-    assert len(credit["hits"][0]["sha256"]) == 64
-    assert searches["npc_wild_wolpertinger"]["total"] == 3
-    rows = report["rows"]
-    assert [p for p, _ in rows["lookup ID == 90001 (integer)"]] == ["/rows/1"]
-    assert [p for p, _ in rows['lookup ID == "90001" (string)']] == ["/rows/2"]
+    report = orjson.loads(_demo("--json").stdout)
+    results = {r["request_id"]: r["result"] for r in report["result"]["results"]}
+    assert [m["line"] for m in results["Q0002"]["matches"]] == [39]
+    assert [line["line"] for line in results["Q0003"]["lines"]] == [37, 38, 39]
+    assert results["Q0004"]["coverage"] == "schema_only"
+    assert [row["pointer"] for row in results["Q0005"]["rows"]] == ["/rows/1"]
+    assert report["rejected_batch"]["error"] == "unknown_column"
 
 
-def test_demo_summary_is_readable() -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "viano_bug_analysis.demo", str(REPO / "samples/bug-20")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    assert "Verified source members:" in out
-    assert "/rows/1" in out
+def test_demo_summary_is_readable_and_leaves_the_sample_untouched() -> None:
+    before = sorted((p, p.stat().st_mtime_ns) for p in SAMPLE.rglob("*"))
+    out = _demo().stdout.decode()
+    assert "[Q0001 H1] source.find_symbol" in out
+    assert "db-001#/rows/1" in out
+    assert sorted((p, p.stat().st_mtime_ns) for p in SAMPLE.rglob("*")) == before

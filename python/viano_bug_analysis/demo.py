@@ -1,144 +1,191 @@
-"""Demo: scan the bundled sample bug report through the public snapshot API.
+"""Demo: build the bundled sample case package and run one investigation batch.
 
     python -m viano_bug_analysis.demo samples/bug-20 [--json]
 
-It plays both sides of a real run: first it packs the sample folders into
-ZIP attachments and records each member's SHA-256 and size (what an
-operator's snapshot tool declares), then it reads the members back only
-against those declarations, searches the source and looks rows up by typed
-equality. Nothing is written outside a temporary directory.
+It does what a real run does, minus the model: creates the case package from
+the sample's spec (ZIP attachments with declared SHA-256 and sizes, canonical
+case.json, manifest), sends one batch of six read-only queries through the
+``InvestigationToolRouter`` (with the Vcore schema adapter), then shows that a
+bad batch is refused as a whole. Everything is written to a temporary
+directory that is removed afterwards; the sample folder is only read.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from viano_bug_analysis import _native
-from viano_bug_analysis.snapshot import (
-    LineQuery,
-    MemberRef,
-    RowTable,
-    SnapshotArchive,
-    read_lines,
-    search_lines,
-)
+from viano_bug_analysis.case.create import create_package
+from viano_bug_analysis.profiles.vcore.db_tools import normalize_schema_descriptor
+from viano_bug_analysis.tools import ToolError
+from viano_bug_analysis.tools.database_query import DatabaseQueryTool
+from viano_bug_analysis.tools.router import InvestigationToolRouter
 
-MAX_MEMBER_BYTES = 8 * 1024 * 1024
-FIXED_ZIP_TIME = (2026, 11, 1, 0, 0, 0)
+SOURCE = "src-001"
+ROWS = "db-001"
+SCHEMA = "db-002"
 
 
-def pack(folder: Path, zip_path: Path) -> list[MemberRef]:
-    """Deterministic ZIP of a folder; returns the declared member inventory."""
-    refs = []
-    with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-            name = path.relative_to(folder).as_posix()
-            data = path.read_bytes()
-            info = zipfile.ZipInfo(name, FIXED_ZIP_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, data)
-            refs.append(MemberRef(name, hashlib.sha256(data).hexdigest(), len(data)))
-    return refs
+def _batch(manifest: dict[str, Any], requests: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "format": "viano-investigation-request",
+        "format_version": 1,
+        "case_id": manifest["case_id"],
+        "package_id": manifest["package_id"],
+        "analysis_revision": manifest["analysis_revision"],
+        "requests": [
+            {
+                "request_id": f"Q{i:04d}",
+                "hypothesis_id": hypothesis,
+                "action_id": f"demo-{i:04d}",
+                "operation": operation,
+                "arguments": arguments,
+            }
+            for i, (hypothesis, operation, arguments) in enumerate(
+                ((r["hypothesis_id"], r["operation"], r["arguments"]) for r in requests), start=1
+            )
+        ],
+    }
+
+
+def _requests() -> list[dict[str, Any]]:
+    page = {"offset": 0, "limit": 10}
+    return [
+        {
+            "hypothesis_id": "H1",
+            "operation": "source.find_symbol",
+            "arguments": {"source_refs": [SOURCE], "symbol": "SpellHit", **page},
+        },
+        {
+            "hypothesis_id": "H1",
+            "operation": "source.find_text",
+            "arguments": {
+                "source_refs": [SOURCE, "src-002"],
+                "text": "killedmonstercredit",
+                "case_sensitive": False,
+                **page,
+            },
+        },
+        {
+            "hypothesis_id": "H1",
+            "operation": "source.read_context",
+            "arguments": {"source_ref": SOURCE, "start_line": 37, "end_line": 39},
+        },
+        {
+            "hypothesis_id": "H2",
+            "operation": "database.describe",
+            "arguments": {"source_ref": SCHEMA},
+        },
+        {
+            "hypothesis_id": "H2",
+            "operation": "database.lookup",
+            "arguments": {
+                "source_ref": ROWS,
+                "filters": {"ID": 90001},
+                "columns": ["ID", "LogTitle", "RequiredNpcOrGo1", "RequiredNpcOrGoCount1"],
+                **page,
+            },
+        },
+        {
+            "hypothesis_id": "H2",
+            "operation": "database.find_references",
+            "arguments": {
+                "source_ref": ROWS,
+                "search_columns": ["RequiredNpcOrGo1", "StartItem"],
+                "value": 90005,
+                "columns": ["ID"],
+                **page,
+            },
+        },
+    ]
 
 
 def run(sample: Path, workdir: Path) -> dict[str, Any]:
-    source_zip, db_zip = workdir / "wowsrc.zip", workdir / "db.zip"
-    source_refs = pack(sample / "wowsrc", source_zip)
-    db_refs = {ref.name: ref for ref in pack(sample / "db", db_zip)}
-
-    source = SnapshotArchive(source_zip)
-    texts = source.read_texts(source_refs, max_bytes=MAX_MEMBER_BYTES)
-    queries = [
-        LineQuery("symbol", "npc_wild_wolpertinger"),
-        LineQuery("literal", "KilledMonsterCredit"),
-        LineQuery("literal_ignore_case", "quest_status_incomplete"),
-        LineQuery("literal", "ID"),
-    ]
-    pages = search_lines(texts, queries)
-    credit_hit = pages[1].hits[0]
-    context = read_lines(
-        texts[credit_hit.text_index],
-        max(1, credit_hit.line_number - 1),
-        min(texts[credit_hit.text_index].line_count, credit_hit.line_number + 1),
+    package = create_package(sample / "case-spec.json", workdir / "package")
+    router = InvestigationToolRouter(database_tool=DatabaseQueryTool(normalize_schema_descriptor))
+    result = router.query(package.path, _batch(package.manifest, _requests()))
+    bad = _batch(
+        package.manifest,
+        [
+            _requests()[0],
+            {
+                "hypothesis_id": "H2",
+                "operation": "database.lookup",
+                "arguments": {
+                    "source_ref": ROWS,
+                    "filters": {"LogTitle LIKE": "%Wolp%"},
+                    "offset": 0,
+                    "limit": 5,
+                },
+            },
+        ],
     )
-
-    db = SnapshotArchive(db_zip)
-    rows_ref = db_refs["quest_template.rows.json"]
-    table = RowTable.parse(db.read_bytes(rows_ref, max_bytes=MAX_MEMBER_BYTES))
-    by_int = table.lookup({"ID": 90001}, columns=["ID", "LogTitle", "RequiredNpcOrGo1"])
-    by_str = table.lookup({"ID": "90001"}, columns=["ID", "LogTitle"])
-    refs_to_npc = table.find_references(90005, ["RequiredNpcOrGo1", "StartItem"], columns=["ID"])
-
+    try:
+        router.query(package.path, bad)
+        refusal: dict[str, Any] = {"error": None}
+    except ToolError as err:
+        refusal = {"error": err.code, "message": err.message, "details": err.details}
     return {
         "sha256_implementation": _native.sha256_implementation(),
-        "source_members": [
-            {"member": ref.name, "sha256": ref.sha256, "size": ref.size, "lines": text.line_count}
-            for ref, text in zip(source_refs, texts, strict=True)
-        ],
-        "searches": [
-            {
-                "mode": query.mode,
-                "pattern": query.pattern,
-                "total": page.total,
-                "hits": [
-                    {
-                        "member": source_refs[hit.text_index].name,
-                        "sha256": source_refs[hit.text_index].sha256,
-                        "line": hit.line_number,
-                        "text": hit.text.strip(),
-                    }
-                    for hit in page.hits
-                ],
-            }
-            for query, page in zip(queries, pages, strict=True)
-        ],
-        "context": [{"line": h.line_number, "text": h.text} for h in context],
-        "rows": {
-            "member": rows_ref.name,
-            "sha256": rows_ref.sha256,
-            "lookup ID == 90001 (integer)": [(h.pointer, h.row) for h in by_int.hits],
-            'lookup ID == "90001" (string)': [(h.pointer, h.row) for h in by_str.hits],
-            "references to 90005": [
-                (h.pointer, h.matched_columns, h.row) for h in refs_to_npc.hits
-            ],
+        "package": {
+            "path": "(temporary)",
+            "package_id": package.manifest["package_id"],
+            "case_sha256": package.case_sha256,
+            "hypotheses": sorted(package.hypothesis_ids),
         },
+        "result": result,
+        "rejected_batch": refusal,
     }
 
 
 def print_summary(report: dict[str, Any]) -> None:
-    print("VianoBugAnalysis demo: sample BUG-20 (read-only, every fact with its origin)")
-    print(f"SHA-256 implementation: {report['sha256_implementation']}\n")
-    print("Verified source members:")
-    for m in report["source_members"]:
-        print(f"  {m['member']}  {m['size']} bytes, {m['lines']} lines, sha256 {m['sha256'][:12]}…")
-    print("\nSearches:")
-    for s in report["searches"]:
-        print(f"  {s['mode']:<20} {s['pattern']!r}: {s['total']} matching line(s)")
-        for hit in s["hits"][:3]:
-            print(f"      {hit['member']}:{hit['line']}  {hit['text']}")
-    print("\nContext around the quest credit:")
-    for line in report["context"]:
-        print(f"  {line['line']:>4} | {line['text']}")
-    rows = report["rows"]
-    print(f"\nRow snapshot {rows['member']} (sha256 {rows['sha256'][:12]}…):")
-    for label in ("lookup ID == 90001 (integer)", 'lookup ID == "90001" (string)'):
-        for pointer, row in rows[label]:
-            print(f"  {label}: {pointer} {row}")
-    for pointer, matched, row in rows["references to 90005"]:
-        print(f"  references to 90005: {pointer} via {', '.join(matched)} {row}")
+    package = report["package"]
+    result = report["result"]
+    print("VianoBugAnalysis demo — sample BUG-20, read-only, every fact with its origin")
+    print(f"package {package['package_id']}, case.json sha256 {package['case_sha256'][:16]}…,")
+    print(
+        f"hypotheses {', '.join(package['hypotheses'])}; SHA-256 via {report['sha256_implementation']}"
+    )
+    print(f"batch sha256 {result['batch_sha256'][:16]}…\n")
+    for item in result["results"]:
+        answer = item["result"]
+        print(f"[{item['request_id']} {item['hypothesis_id']}] {item['operation']}")
+        if "matches" in answer:
+            print(f"    {answer['total']} matching line(s) in {len(answer['sources'])} source(s)")
+            for match in answer["matches"]:
+                origin = f"{match['source_ref']}@{match['sha256'][:12]}:{match['line']}"
+                print(f"    {origin}  {match['text'].strip()}")
+        elif "lines" in answer:
+            print(f"    {answer['source_ref']}@{answer['sha256'][:12]}")
+            for line in answer["lines"]:
+                print(f"    {line['line']:>4} | {line['text']}")
+        elif "rows" in answer:
+            print(f"    {answer['total']} row(s), coverage {answer['coverage']}")
+            for row in answer["rows"]:
+                via = (
+                    f" via {', '.join(row['matched_columns'])}" if "matched_columns" in row else ""
+                )
+                print(f"    {answer['source_ref']}#{row['pointer']}{via}  {row['row']}")
+        else:
+            names = ", ".join(c["name"] for c in answer["columns"])
+            print(f"    table {answer['table']} ({answer['coverage']}): {names}")
+        print()
+    refusal = report["rejected_batch"]
+    print("A batch with an unknown column is refused as a whole, nothing runs:")
+    print(f"    {refusal['error']}: {refusal['message']}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("sample", type=Path, help="sample folder, e.g. samples/bug-20")
+    parser = argparse.ArgumentParser(description="Run one investigation batch on a sample.")
+    parser.add_argument(
+        "sample", type=Path, help="sample folder with case-spec.json, e.g. samples/bug-20"
+    )
     parser.add_argument("--json", action="store_true", help="print the raw report as JSON")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="vba-demo-") as tmp:
