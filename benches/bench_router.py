@@ -25,9 +25,9 @@ from typing import Any
 
 import orjson
 import pytest
-from tests.tools.package_factory import build_package
 
 from benches.bench_search import _source_files
+from tests.tools.package_factory import build_package
 from viano_bug_analysis.case.package import clear_digest_cache
 from viano_bug_analysis.snapshot import (
     LineQuery,

@@ -149,9 +149,8 @@ def print_summary(report: dict[str, Any]) -> None:
     result = report["result"]
     print("VianoBugAnalysis demo — sample BUG-20, read-only, every fact with its origin")
     print(f"package {package['package_id']}, case.json sha256 {package['case_sha256'][:16]}…,")
-    print(
-        f"hypotheses {', '.join(package['hypotheses'])}; SHA-256 via {report['sha256_implementation']}"
-    )
+    hypotheses = ", ".join(package["hypotheses"])
+    print(f"hypotheses {hypotheses}; SHA-256 via {report['sha256_implementation']}")
     print(f"batch sha256 {result['batch_sha256'][:16]}…\n")
     for item in result["results"]:
         answer = item["result"]

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from viano_bug_analysis._native import ZipArchive
 
 from tests.native import zipcraft
 from tests.native.zipcraft import DEFLATED, STORED, Descriptor, Entry, Local
+from viano_bug_analysis._native import ZipArchive
 from viano_bug_analysis.errors import (
     ArchiveError,
     IntegrityError,

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from viano_bug_analysis._native import ZipArchive
 
 from tests.native import zipcraft
+from viano_bug_analysis._native import ZipArchive
 
 MODES = ["seekable", "seekable_zip64", "streamed", "streamed_zip64", "zipcraft_zip64"]
 
