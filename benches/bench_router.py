@@ -11,8 +11,10 @@ symbol), one read_context, one describe, one lookup, one find_references.
   digests and the parsed snapshot cached, members still verified);
 * ``router_cold``: a fresh router and an empty attachment digest cache;
 * ``rejected_*``: the same batch whose last request names an unknown column,
-  against ``core_preflight_only`` (reading, decoding and parsing alone): a
-  rejected batch should cost no more than its preflight.
+  against ``router_preflight_*`` (``InvestigationToolRouter.preflight`` of the
+  valid batch: every check, no handler) and ``core_preflight_only`` (the bare
+  reads, decodes and parse): a rejected batch should cost no more than its
+  preflight.
 Target: router overhead at most 15% over the core.
 """
 
@@ -211,8 +213,25 @@ def test_router_cold(benchmark, setup) -> None:
 
 
 @pytest.mark.benchmark(group=REJECT_GROUP)
-def test_core_preflight_only(benchmark, setup) -> None:
+def test_router_preflight_cold(benchmark, setup) -> None:
+    def run() -> None:
+        clear_digest_cache()
+        InvestigationToolRouter().preflight(setup["path"], setup["request"])
+
+    benchmark.pedantic(run, rounds=10, warmup_rounds=1)
+
+
+@pytest.mark.benchmark(group=REJECT_GROUP)
+def test_router_preflight_warm(benchmark, setup) -> None:
     benchmark.extra_info["role"] = "reference"
+    router = InvestigationToolRouter()
+    benchmark.pedantic(
+        router.preflight, args=(setup["path"], setup["request"]), rounds=10, warmup_rounds=1
+    )
+
+
+@pytest.mark.benchmark(group=REJECT_GROUP)
+def test_core_preflight_only(benchmark, setup) -> None:
     benchmark.pedantic(
         _core, args=(setup,), kwargs={"run_queries": False}, rounds=10, warmup_rounds=1
     )

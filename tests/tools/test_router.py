@@ -583,3 +583,22 @@ def test_request_schema_is_bundled_and_strict() -> None:
         "database.lookup",
         "database.find_references",
     }
+
+
+def test_preflight_checks_everything_query_checks_but_runs_nothing(
+    router, package, monkeypatch
+) -> None:
+    from viano_bug_analysis.tools import source_query
+
+    db = package.refs["quest_template.rows.json"]
+    good = package.request(find_text([package.refs["src/a.cpp"]], "Spell"), lookup(db, {"ID": 1}))
+    bad = package.request(find_text([package.refs["src/a.cpp"]], "Spell"), lookup(db, {"Nope": 1}))
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("a handler ran during preflight")
+
+    monkeypatch.setattr(source_query, "search_lines", must_not_run)
+    assert router.preflight(package.path, good) is None
+    with pytest.raises(ToolError) as caught:
+        router.preflight(package.path, bad)
+    assert caught.value.code == "unknown_column"

@@ -87,15 +87,19 @@ class InvestigationToolRouter:
     def result_schema() -> dict[str, Any]:
         return load_schema("investigation-result-v1")
 
+    def preflight(self, package_path: str | os.PathLike[str], request: Mapping[str, Any]) -> None:
+        """Every check ``query`` makes before running anything, and nothing else.
+
+        Raises the same ``ToolError`` that ``query`` would raise before its
+        handlers; returns None when the batch would be accepted (only the
+        result size is checked later). Reads the selected members; writes nothing.
+        """
+        self._prepare(package_path, request)
+
     def query(
         self, package_path: str | os.PathLike[str], request: Mapping[str, Any]
     ) -> dict[str, Any]:
-        batch = parse_batch(request, self.limits)
-        package = _load(Path(package_path))
-        _check_case(package, batch)
-        selection = _select(package, batch, self.limits)
-        texts, tables = self._read_selection(package, selection)
-        _check_against_data(batch, texts, tables)
+        batch, package, selection, texts, tables = self._prepare(package_path, request)
         results = self._run(batch, selection, texts, tables)
         document = {
             "format": "viano-investigation-result",
@@ -116,6 +120,17 @@ class InvestigationToolRouter:
                 {"limit": self.limits.result_bytes, "size": size},
             )
         return document
+
+    def _prepare(
+        self, package_path: str | os.PathLike[str], request: Mapping[str, Any]
+    ) -> tuple[Batch, CasePackage, _Selection, dict[str, SourceText], dict[str, LoadedTable]]:
+        batch = parse_batch(request, self.limits)
+        package = _load(Path(package_path))
+        _check_case(package, batch)
+        selection = _select(package, batch, self.limits)
+        texts, tables = self._read_selection(package, selection)
+        _check_against_data(batch, texts, tables)
+        return batch, package, selection, texts, tables
 
     # -- reading ---------------------------------------------------------------
 
