@@ -105,6 +105,11 @@ fn is_identifier_byte(b: u8) -> bool {
     b == b'_' || b.is_ascii_alphanumeric()
 }
 
+thread_local! {
+    /// One folding buffer per search thread, reused for every text.
+    static FOLD_SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Queries prepared once and reused for every text of a batch.
 pub struct CompiledQueries {
     count: usize,
@@ -163,7 +168,9 @@ impl CompiledQueries {
             group.scan(text.haystack(), &mut out);
         }
         if let Some(group) = &self.folded {
-            group.scan(text.folded(), &mut out);
+            FOLD_SCRATCH.with_borrow_mut(|scratch| {
+                text.with_folded(scratch, |hay| group.scan(hay, &mut out));
+            });
         }
         out
     }

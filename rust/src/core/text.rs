@@ -38,8 +38,6 @@ pub struct SourceText {
     is_ascii: bool,
     line_count: usize,
     index: OnceLock<LineIndex>,
-    /// Lower-cased copy for case-insensitive search (see `line_search`).
-    folded: OnceLock<(Vec<u8>, LineIndex)>,
 }
 
 /// A text plus its line index: what a search scans.
@@ -124,7 +122,6 @@ impl SourceText {
             is_ascii,
             line_count,
             index: OnceLock::new(),
-            folded: OnceLock::new(),
         })
     }
 
@@ -158,15 +155,24 @@ impl SourceText {
         }
     }
 
-    /// The case-folded copy searched by case-insensitive queries, built once.
-    /// Folding keeps every `\n`, so its line numbers are the text's.
-    pub fn folded(&self) -> Haystack<'_> {
-        let (bytes, index) = self.folded.get_or_init(|| {
-            let folded = fold_case(&self.text, self.is_ascii);
-            let index = LineIndex::build(&folded);
-            (folded, index)
-        });
-        Haystack { bytes, index }
+    /// Folds the text into `scratch` (see [`fold_case`]) and calls `scan`
+    /// with it. The folded copy is not kept: a reused scratch buffer stays
+    /// in cache and costs no fresh pages, unlike one stored copy per text.
+    pub fn with_folded<R>(&self, scratch: &mut Vec<u8>, scan: impl FnOnce(Haystack<'_>) -> R) -> R {
+        fold_case_into(&self.text, self.is_ascii, scratch);
+        if self.is_ascii {
+            // ASCII folding keeps every byte offset: the text's index fits.
+            let index = self.haystack().index;
+            return scan(Haystack {
+                bytes: scratch,
+                index,
+            });
+        }
+        let index = LineIndex::build(scratch);
+        scan(Haystack {
+            bytes: scratch,
+            index: &index,
+        })
     }
 
     /// Lines `first..=last` (1-based, inclusive) as string slices.
@@ -249,10 +255,20 @@ pub(crate) fn count_newlines(bytes: &[u8]) -> usize {
 /// Python's `''.join(c.lower() for c in s)`). `\n` maps to itself, so line
 /// numbers of the folded text equal those of the original.
 pub fn fold_case(text: &[u8], is_ascii: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    fold_case_into(text, is_ascii, &mut out);
+    out
+}
+
+/// [`fold_case`] into a reused buffer (cleared first).
+pub fn fold_case_into(text: &[u8], is_ascii: bool, out: &mut Vec<u8>) {
+    out.clear();
     if is_ascii {
-        return text.to_ascii_lowercase();
+        out.extend_from_slice(text);
+        out.make_ascii_lowercase();
+        return;
     }
-    let mut out = Vec::with_capacity(text.len());
+    out.reserve(text.len());
     let mut rest = text;
     while !rest.is_empty() {
         // Source code is mostly ASCII: lower-case ASCII runs in bulk.
@@ -264,8 +280,9 @@ pub fn fold_case(text: &[u8], is_ascii: bool) -> Vec<u8> {
         let Some(first) = rest.first() else { break };
         let width = utf8_width(*first);
         let mut buf = [0u8; 4];
-        let c = std::str::from_utf8(&rest[..width])
-            .ok()
+        let c = rest
+            .get(..width)
+            .and_then(|bytes| std::str::from_utf8(bytes).ok())
             .and_then(|s| s.chars().next());
         match c {
             Some(c) => c
@@ -276,7 +293,6 @@ pub fn fold_case(text: &[u8], is_ascii: bool) -> Vec<u8> {
         }
         rest = &rest[width.min(rest.len())..];
     }
-    out
 }
 
 fn ascii_prefix_len(bytes: &[u8]) -> usize {
