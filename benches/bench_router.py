@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 import pytest
 
-from benches.bench_search import _source_files
+from benches.bench_search import _real_source_members
 from tests.tools.package_factory import build_package
 from viano_bug_analysis.case.package import clear_digest_cache
 from viano_bug_analysis.snapshot import (
@@ -63,27 +63,6 @@ SEARCHES = [
 ]
 
 
-def _members() -> dict[str, bytes]:
-    members: dict[str, bytes] = {}
-    buffer = bytearray()
-    for path in _source_files():
-        data = path.read_bytes()
-        if b"\0" in data:
-            continue
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        buffer += data
-        if len(buffer) >= SOURCE_BYTES:
-            cut = buffer.rfind(b"\n", 0, SOURCE_BYTES) + 1
-            members[f"src/unit_{len(members):02d}.h"] = bytes(buffer[:cut])
-            del buffer[:cut]
-            if len(members) == SOURCES:
-                return members
-    raise RuntimeError("not enough source text on this machine for the benchmark")
-
-
 def _rows() -> bytes:
     rng = random.Random(7)
     rows = [
@@ -109,7 +88,7 @@ def _rows() -> bytes:
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    sources = _members()
+    sources = dict(_real_source_members(SOURCES, SOURCE_BYTES))
     rows = _rows()
     built = build_package(
         tmp_path_factory.mktemp("bench-router"),

@@ -63,7 +63,10 @@ def _source_files() -> list[Path]:
     return headers + python
 
 
-def _real_source_members() -> list[tuple[str, bytes]]:
+def _real_source_members(
+    count: int = MEMBERS, member_bytes: int = MEMBER_BYTES
+) -> list[tuple[str, bytes]]:
+    """`count` members of about `member_bytes` real source text, cut at line ends."""
     members: list[tuple[str, bytes]] = []
     buffer = bytearray()
     for path in _source_files():
@@ -75,11 +78,11 @@ def _real_source_members() -> list[tuple[str, bytes]]:
         if b"\0" in data:
             continue
         buffer += data
-        if len(buffer) >= MEMBER_BYTES:
-            cut = buffer.rfind(b"\n", 0, MEMBER_BYTES) + 1
+        if len(buffer) >= member_bytes:
+            cut = buffer.rfind(b"\n", 0, member_bytes) + 1
             members.append((f"src/unit_{len(members):02d}.h", bytes(buffer[:cut])))
             del buffer[:cut]
-            if len(members) == MEMBERS:
+            if len(members) == count:
                 return members
     raise RuntimeError("not enough source text on this machine for the benchmark")
 

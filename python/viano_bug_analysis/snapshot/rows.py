@@ -16,6 +16,7 @@ from typing import Any
 
 from viano_bug_analysis._native import RowSnapshot
 from viano_bug_analysis.errors import InvalidArgumentError
+from viano_bug_analysis.snapshot.paging import PageMixin
 
 Scalar = None | bool | int | float | str
 
@@ -29,18 +30,10 @@ class RowHit:
 
 
 @dataclass(frozen=True, slots=True)
-class RowPage:
+class RowPage(PageMixin):
     total: int
     hits: tuple[RowHit, ...]
     offset: int
-
-    @property
-    def truncated(self) -> bool:
-        return self.offset + len(self.hits) < self.total
-
-    @property
-    def next_offset(self) -> int | None:
-        return self.offset + len(self.hits) if self.truncated else None
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import Literal
 from viano_bug_analysis import _native
 from viano_bug_analysis._native import SourceText
 from viano_bug_analysis._validate import require_non_negative
+from viano_bug_analysis.snapshot.paging import PageMixin
 
 SearchMode = Literal["literal", "literal_ignore_case", "symbol"]
 
@@ -49,21 +50,11 @@ class LineHit:
 
 
 @dataclass(frozen=True, slots=True)
-class LinePage:
+class LinePage(PageMixin):
     total: int
     per_text_totals: tuple[int, ...]
     hits: tuple[LineHit, ...]
     offset: int
-
-    @property
-    def truncated(self) -> bool:
-        """True when matching lines exist beyond this page."""
-        return self.offset + len(self.hits) < self.total
-
-    @property
-    def next_offset(self) -> int | None:
-        """Offset of the next page, stable for the same texts and query."""
-        return self.offset + len(self.hits) if self.truncated else None
 
 
 def search_lines(
