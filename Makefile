@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.deps-stamp
 DEPS   := "maturin>=1.9,<2" "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" \
-          "orjson>=3.9" "jsonschema>=4.20" "jsonschema-rs>=0.20" "PyMySQL>=1.1" "ruff>=0.6" "mypy>=1.10" "types-jsonschema"
+          "orjson>=3.9" "jsonschema>=4.20" "jsonschema-rs>=0.20" "PyMySQL>=1.1" "ruff>=0.6" "mypy>=1.10" "types-jsonschema" "types-PyMySQL"
 
 .PHONY: demo test lint bench install dev rust-test py-test clean
 
@@ -29,8 +29,11 @@ demo: install
 rust-test:
 	cargo test --lib --quiet
 
+# The integration tests need a MariaDB: scripts/with_test_services.sh installs
+# it (apt) if missing, starts a throwaway server loaded with the fixture world
+# DB for the command it wraps and stops it afterwards, however that ends.
 py-test: install
-	$(PY) -m pytest tests
+	PYTHON=$(PY) scripts/with_test_services.sh $(PY) -m pytest tests
 
 test: rust-test py-test
 
@@ -48,7 +51,7 @@ bench: install
 	@command -v rg >/dev/null || { echo "installing ripgrep (baseline for the search benchmark)"; \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq ripgrep; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq ripgrep; fi; }
-	$(PY) -m pytest benches -o python_files="bench_*.py" --benchmark-only --benchmark-group-by=group \
+	PYTHON=$(PY) scripts/with_test_services.sh $(PY) -m pytest benches -o python_files="bench_*.py" --benchmark-only --benchmark-group-by=group \
 	  --benchmark-columns=min,median,mean,stddev,rounds \
 	  --benchmark-json=.benchmarks/latest.json $(BENCH_ARGS)
 	$(PY) scripts/bench_report.py .benchmarks/latest.json docs/benchmarks.md

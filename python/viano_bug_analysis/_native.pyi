@@ -4,10 +4,14 @@ import os
 from typing import final
 
 __all__ = [
+    "GitRepository",
+    "GitSelection",
+    "GitTree",
     "RowSnapshot",
     "SourceText",
     "ZipArchive",
     "__version__",
+    "git_path_problem",
     "is_identifier",
     "search_lines",
     "sha256_implementation",
@@ -19,6 +23,7 @@ def sha256_implementation() -> str:
     """Which SHA-256 implementation runs on this CPU ("sha-ni" or "software")."""
 
 def is_identifier(name: str) -> bool: ...
+def git_path_problem(path: str, *, allow_trailing_slash: bool = False) -> str | None: ...
 def search_lines(
     texts: list[SourceText],
     queries: list[tuple[str, str, int, int]],
@@ -81,3 +86,44 @@ class RowSnapshot:
         offset: int,
         limit: int,
     ) -> tuple[int, list[tuple[int, list[str], dict[str, object]]]]: ...
+
+@final
+class GitRepository:
+    def __new__(cls, path: str | os.PathLike[str], *, cache_bytes: int) -> GitRepository: ...
+    def tree(self, commit: str, *, max_entries: int, timeout_s: float) -> GitTree: ...
+    def sha256(self, blob_ids: list[str], *, timeout_s: float) -> list[str]: ...
+    def cache_info(self) -> tuple[int, int, int]: ...
+
+@final
+class GitTree:
+    def __len__(self) -> int: ...
+    def entry(self, path: str) -> tuple[str | bytes, str, str, int, str | None] | None: ...
+    def find_paths(
+        self, *, contains: str, prefix: str | None
+    ) -> list[tuple[str | bytes, str, str, int, str | None]]: ...
+    def select(
+        self, *, prefix: str | None, sql_only: bool, max_file_bytes: int
+    ) -> GitSelection: ...
+    def text(self, path: str, *, max_bytes: int, timeout_s: float) -> SourceText | str: ...
+
+@final
+class GitSelection:
+    @property
+    def file_count(self) -> int: ...
+    @property
+    def total_bytes(self) -> int: ...
+    def search(
+        self,
+        mode: str,
+        pattern: str,
+        *,
+        offset: int,
+        limit: int,
+        max_chars: int,
+        timeout_s: float,
+    ) -> tuple[
+        int,
+        int,
+        list[tuple[str | bytes, str]],
+        list[tuple[str | bytes, str, int, str, bool]],
+    ]: ...

@@ -3,10 +3,12 @@
     vba query PACKAGE REQUEST.json [--pretty]   answer one investigation batch
     vba schema request|result                   print a bundled JSON Schema
     vba case create SPEC.json OUT_DIR           build a case package from a spec
+    vba research --config C --query Q.json      answer one live project query
 
 Exit codes: 0 success, 2 rejected input (the error code and message go to
-stderr as one JSON line), 1 unexpected failure. Nothing printed on stderr
-contains source text, rows or request values.
+stderr as one JSON line), 1 unexpected failure; `research` adds 3 for
+research unavailable (docs/project-research-v1.md). Nothing printed on
+stderr contains source text, rows or request values.
 """
 
 from __future__ import annotations
@@ -72,6 +74,12 @@ def _cmd_case_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_research(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.project_research.__main__ import run
+
+    return run(args.config, args.query, pretty=args.pretty)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vba", description="VianoBugAnalysis read-only tools")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -92,6 +100,14 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("spec", type=Path, help="case-spec-v1 JSON file")
     create.add_argument("out_dir", type=Path, help="new package directory (must not exist)")
     create.set_defaults(run=_cmd_case_create)
+
+    research = commands.add_parser(
+        "research", help="answer one project-query-v1 query (live git / database, read-only)"
+    )
+    research.add_argument("--config", required=True, help="ProjectResearch TOML configuration")
+    research.add_argument("--query", required=True, help="project-query-v1 JSON file, - for stdin")
+    research.add_argument("--pretty", action="store_true", help="indent the result JSON")
+    research.set_defaults(run=_cmd_research)
     return parser
 
 

@@ -2,6 +2,9 @@
 //! archive a caller names.
 
 pub mod error;
+pub mod git_cache;
+pub mod git_paths;
+pub mod git_store;
 pub mod line_search;
 pub mod rows;
 pub mod text;

@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod git;
 mod rows;
 mod search;
 mod zip;
@@ -16,5 +17,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     zip::register(m)?;
     search::register(m)?;
     rows::register(m)?;
+    git::register(m)?;
     Ok(())
 }

@@ -1,0 +1,133 @@
+"""Answer one project query from the shell, without an LLM and without touching any case.
+
+    python -m viano_bug_analysis.project_research --config CONFIG.toml --query QUERY.json [--pretty]
+    vba research --config CONFIG.toml --query QUERY.json [--pretty]
+
+``QUERY.json`` holds one project-query-v1 object (``-`` reads it from stdin).
+The project-result-v1 document goes to stdout.
+
+Exit codes:
+
+* 0 — answered; the result is on stdout;
+* 2 — refused: bad configuration, unreadable or invalid query, or a query the
+  provider rejects (unknown column, table not allowed, ...);
+* 3 — research unavailable: the database or repository cannot be reached
+  (connection refused, timeout, authentication, missing credentials). The
+  same query may succeed once the operator fixes the service;
+* 1 — an unexpected failure (a bug; Python prints the traceback).
+
+On exit 2 and 3, stderr holds one JSON line ``{"error": code, "message",
+"details"}``. Neither contains credentials, hosts, user names or values.
+Nothing is written anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.project_research.config import load_config
+from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
+from viano_bug_analysis.project_research.service import ProjectResearch
+
+EXIT_OK = 0
+EXIT_REJECTED = 2
+EXIT_UNAVAILABLE = 3
+MAX_QUERY_FILE_BYTES = 1 << 20
+
+
+def read_query(path: str) -> Any:
+    """JSON from a file (or stdin for ``-``); duplicate keys are an error, not an overwrite."""
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        if len(keys) != len(set(keys)):
+            raise ResearchError("query_invalid", "duplicate key in a JSON object", {"path": ""})
+        return dict(pairs)
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_QUERY_FILE_BYTES + 1)
+        else:
+            with Path(path).open("rb") as handle:
+                data = handle.read(MAX_QUERY_FILE_BYTES + 1)
+    except OSError as err:
+        raise ResearchError(
+            "input_unreadable", "cannot read the query file", {"reason": type(err).__name__}
+        ) from err
+    if len(data) > MAX_QUERY_FILE_BYTES:
+        raise ResearchError(
+            "query_too_large", "query file is too large", {"limit": MAX_QUERY_FILE_BYTES}
+        )
+
+    def no_constants(name: str) -> Any:
+        raise ResearchError("query_invalid", f"{name} is not a JSON number", {"path": ""})
+
+    try:
+        return json.loads(data, object_pairs_hook=no_duplicates, parse_constant=no_constants)
+    except (ValueError, RecursionError) as err:
+        if isinstance(err, ResearchError):
+            raise
+        raise ResearchError("query_invalid", "query file is not valid JSON", {"path": ""}) from err
+
+
+def run(
+    config: str | Path,
+    query: str,
+    *,
+    pretty: bool = False,
+    stdout: IO[bytes] | None = None,
+    stderr: IO[str] | None = None,
+) -> int:
+    """The whole command: returns the exit code, never raises a ``VbaError``."""
+    out = stdout if stdout is not None else sys.stdout.buffer
+    err = stderr if stderr is not None else sys.stderr
+    try:
+        research = ProjectResearch(load_config(config))
+        document = read_query(query)
+        with research:
+            result = research.query(document)
+    except ResearchUnavailable as error:
+        _report(err, error)
+        return EXIT_UNAVAILABLE
+    except VbaError as error:
+        _report(err, error)
+        return EXIT_REJECTED
+    option = orjson.OPT_INDENT_2 if pretty else 0
+    out.write(orjson.dumps(result, option=option) + b"\n")
+    out.flush()
+    return EXIT_OK
+
+
+def _report(stream: IO[str], error: VbaError) -> None:
+    line = {"error": error.code, "message": error.message, "details": error.details}
+    stream.write(json.dumps(line, default=str) + "\n")
+    stream.flush()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options shared by ``python -m ...project_research`` and ``vba research``."""
+    parser.add_argument("--config", required=True, help="ProjectResearch TOML configuration")
+    parser.add_argument("--query", required=True, help="project-query-v1 JSON file, - for stdin")
+    parser.add_argument("--pretty", action="store_true", help="indent the result JSON")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m viano_bug_analysis.project_research",
+        description="Answer one read-only project query (exit 0 ok, 2 refused, 3 unavailable).",
+    )
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    return run(args.config, args.query, pretty=args.pretty)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

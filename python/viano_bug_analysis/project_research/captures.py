@@ -1,0 +1,290 @@
+"""Capture format v1 and the append-only capture store of a case package.
+
+A capture is what a ProjectResearch answer looks like as evidence:
+
+    {"format": "viano-project-capture", "format_version": 1,
+     "schema": "project-result-v1", "request": <the query>,
+     "origin": <git: kind, url, commit | database: kind, database, snapshot_id>,
+     "result": <the project-result-v1 document>}
+
+Its identity is the SHA-256 of its compact form (UTF-8, keys sorted, no
+whitespace: ``orjson.dumps(capture, option=OPT_SORT_KEYS)``). The store keeps
+exactly those bytes in ``analysis/evidence/captures/<sha256>.json``, so the
+file name is the hash of the file. The same answer to the same query at the
+same commit or snapshot is the same capture: storing it again is not new
+evidence (``put`` returns ``is_new=False`` and writes nothing).
+
+Writes are append-only and atomic: the bytes go to a temporary file in the
+captures directory, are flushed and fsynced, then hard-linked to the final
+name (``os.link`` never replaces an existing file), and the directory is
+fsynced. A crash at any point leaves either no capture or the complete one;
+a leftover temporary file is ignored by ``get`` and ``list``.
+
+Tools never write a case: the store is used by the controller or the case
+builder around ``ProjectResearch.capture``, not by ``ProjectResearch.query``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from viano_bug_analysis.project_research.errors import ResearchError
+from viano_bug_analysis.schemas import fast_validator, schema_validator
+
+CAPTURE_SCHEMA = "project-capture-v1"
+RESULT_SCHEMA = "project-result-v1"
+QUERY_SCHEMA = "project-query-v1"
+CAPTURES_DIR = Path("analysis", "evidence", "captures")
+_NAME = re.compile(r"[0-9a-f]{64}")
+
+
+class CaptureError(ResearchError):
+    """A capture that cannot be stored or read back (stable ``code``, safe ``details``)."""
+
+
+def compact(value: Any) -> bytes:
+    """The hashed and stored byte form: UTF-8, keys sorted, no whitespace."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError) as err:
+        raise CaptureError("capture_invalid", "capture is not a JSON document") from err
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """One validated capture document, its stored bytes and their SHA-256."""
+
+    document: Mapping[str, Any]
+    data: bytes
+    sha256: str
+
+    @classmethod
+    def from_result(cls, result: Mapping[str, Any]) -> Capture:
+        """Wraps a project-result-v1 document into a capture."""
+        document = {
+            "format": "viano-project-capture",
+            "format_version": 1,
+            "schema": RESULT_SCHEMA,
+            "request": result["query"],
+            "origin": result["origin"],
+            "result": result,
+        }
+        return cls.from_document(document)
+
+    @classmethod
+    def from_document(cls, document: Mapping[str, Any]) -> Capture:
+        """Checks a capture against project-capture-v1, -result-v1 and -query-v1."""
+        _check(document)
+        data = compact(document)
+        # Parsed back so that the object holds plain JSON values, not caller objects.
+        return cls(orjson.loads(data), data, hashlib.sha256(data).hexdigest())
+
+    @classmethod
+    def from_bytes(cls, data: bytes, sha256: str) -> Capture:
+        """Reads stored bytes back; they must hash to ``sha256`` and be in compact form."""
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise CaptureError(
+                "capture_corrupt", "stored capture does not match its SHA-256", {"sha256": sha256}
+            )
+        try:
+            document = orjson.loads(data)
+        except orjson.JSONDecodeError as err:
+            raise CaptureError(
+                "capture_corrupt", "stored capture is not JSON", {"sha256": sha256}
+            ) from err
+        if not isinstance(document, dict) or compact(document) != data:
+            raise CaptureError(
+                "capture_corrupt", "stored capture is not in compact form", {"sha256": sha256}
+            )
+        try:
+            _check(document)
+        except CaptureError as err:
+            raise CaptureError(
+                "capture_corrupt", "stored capture violates its schema", {"sha256": sha256}
+            ) from err
+        return cls(document, data, sha256)
+
+    @property
+    def request(self) -> Mapping[str, Any]:
+        request: Mapping[str, Any] = self.document["request"]
+        return request
+
+    @property
+    def origin(self) -> Mapping[str, Any]:
+        origin: Mapping[str, Any] = self.document["origin"]
+        return origin
+
+    @property
+    def result(self) -> Mapping[str, Any]:
+        result: Mapping[str, Any] = self.document["result"]
+        return result
+
+
+def _check(document: Mapping[str, Any]) -> None:
+    checks = (
+        (CAPTURE_SCHEMA, "", document),
+        (RESULT_SCHEMA, "/result", document.get("result")),
+        (QUERY_SCHEMA, "/request", document.get("request")),
+    )
+    for name, prefix, value in checks:
+        if fast_validator(name).is_valid(value):
+            continue
+        error = next(iter(schema_validator(name).iter_errors(value)), None)
+        path = "".join(f"/{part}" for part in error.absolute_path) if error else ""
+        raise CaptureError("capture_invalid", f"capture violates {name}", {"path": prefix + path})
+    result = document["result"]
+    if result["query"] != document["request"] or result["origin"] != document["origin"]:
+        raise CaptureError(
+            "capture_invalid", "capture request or origin differs from its result", {"path": ""}
+        )
+
+
+class CaptureStore:
+    """The captures of one case package directory (``analysis/evidence/captures``)."""
+
+    def __init__(self, package_path: str | os.PathLike[str]) -> None:
+        self.package_path = Path(package_path)
+        self.directory = self.package_path / CAPTURES_DIR
+
+    def path_of(self, sha256: str) -> Path:
+        _check_name(sha256)
+        return self.directory / f"{sha256}.json"
+
+    def put(self, capture: Capture) -> tuple[str, bool]:
+        """Stores ``capture``; returns ``(sha256, is_new)``.
+
+        An identical stored capture makes this a no-op (``is_new=False``). A
+        different file under the same name raises ``capture_conflict`` and is
+        left as it is.
+        """
+        Capture.from_bytes(capture.data, capture.sha256)  # never store unverified bytes
+        try:
+            return self._put(capture)
+        except OSError as err:
+            raise CaptureError(
+                "capture_write_failed",
+                "the capture could not be stored",
+                {"sha256": capture.sha256, "reason": type(err).__name__},
+            ) from err
+
+    def _put(self, capture: Capture) -> tuple[str, bool]:
+        directory = self._directory(create=True)
+        target = directory / f"{capture.sha256}.json"
+        if self._same_as_stored(target, capture):
+            return capture.sha256, False
+        temporary = directory / f".{capture.sha256}.{secrets.token_hex(8)}.tmp"
+        try:
+            _write_synced(temporary, capture.data)
+            try:
+                os.link(temporary, target)
+            except FileExistsError:
+                # Another writer stored it first: fine if it is the same capture.
+                if self._same_as_stored(target, capture):
+                    return capture.sha256, False
+                raise
+            _fsync_directory(directory)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
+        return capture.sha256, True
+
+    def get(self, sha256: str) -> Capture:
+        """The stored capture ``sha256``, verified against its name and schema."""
+        path = self.path_of(sha256)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError as err:
+            raise CaptureError(
+                "capture_not_found", "no capture with this SHA-256", {"sha256": sha256}
+            ) from err
+        except OSError as err:
+            raise CaptureError(
+                "capture_unreadable",
+                "the stored capture cannot be read",
+                {"sha256": sha256, "reason": type(err).__name__},
+            ) from err
+        return Capture.from_bytes(data, sha256)
+
+    def list(self) -> list[Capture]:
+        """Every stored capture, verified, ordered by SHA-256. Temporary files are ignored."""
+        directory = self._directory(create=False)
+        if not directory.is_dir():
+            return []
+        names = sorted(
+            entry.name[:-5]
+            for entry in directory.iterdir()
+            if entry.name.endswith(".json") and _NAME.fullmatch(entry.name[:-5])
+        )
+        return [self.get(name) for name in names]
+
+    def _same_as_stored(self, target: Path, capture: Capture) -> bool:
+        try:
+            stored = target.read_bytes()
+        except FileNotFoundError:
+            return False
+        if stored != capture.data:
+            raise CaptureError(
+                "capture_conflict",
+                "a different file is stored under this capture's SHA-256",
+                {"sha256": capture.sha256},
+            )
+        return True
+
+    def _directory(self, *, create: bool) -> Path:
+        package = self.package_path
+        if not package.is_dir():
+            raise CaptureError("package_missing", "the case package directory does not exist")
+        current = package
+        for part in CAPTURES_DIR.parts:
+            current = current / part
+            if current.is_symlink():
+                # A symlinked analysis/ or evidence/ would write outside the package.
+                raise CaptureError(
+                    "capture_path_outside_package",
+                    "the captures directory does not lie inside the package",
+                )
+            if not create:
+                continue
+            try:
+                current.mkdir()
+            except FileExistsError:
+                continue
+            _fsync_directory(current.parent)
+        return self.directory
+
+
+def _check_name(sha256: object) -> None:
+    if not isinstance(sha256, str) or not _NAME.fullmatch(sha256):
+        raise CaptureError(
+            "capture_name_invalid", "a capture name is 64 lowercase hex digits", {"path": ""}
+        )
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_directory(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

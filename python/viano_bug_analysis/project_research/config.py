@@ -1,0 +1,337 @@
+"""The operator's ProjectResearch configuration: one TOML file, read with ``tomllib``.
+
+    [source]                      # optional: the git provider
+    repository = "../service-data/research/vcore.git"
+    url = "https://git.example.invalid/vcore.git"
+    commit = "<40 hex>"
+    [database]                    # optional: the MariaDB/MySQL provider
+    host = "127.0.0.1"
+    port = 33079
+    user = "viano_reader"
+    password_env = "VBA_DB_PASSWORD"      # or password_file = "reader.local.txt"
+    snapshot_id = "cata_world@2026-11-01"
+    [database.allow]
+    cata_world = ["creature_template", "quest_template"]
+    [limits]                      # optional, every key has a default
+
+Every key is checked when the file is loaded; the first problem raises
+``ResearchError("config_invalid", ..., {"key": "database.port"})``. The
+error names the key, never its value. Relative paths (``repository``,
+``password_file``) resolve against the directory of the config file, so a
+config works the same from any working directory.
+
+The password is not part of the configuration object: only where to find
+it. ``DatabaseConfig.read_password()`` reads it when a connection is opened;
+a missing variable or file is an outage of the research service
+(``ResearchUnavailable``, reason ``credentials_missing``), not a bad query.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
+
+from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,63}")
+RESERVED_DATABASES = frozenset({"information_schema", "mysql", "performance_schema", "sys"})
+_COMMIT = re.compile(r"[0-9a-fA-F]{40}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_SNAPSHOT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
+_HOST = re.compile(r"[A-Za-z0-9._:\[\]-]{1,253}")
+_CONTROL = re.compile(r"[\x00-\x20\x7f]")
+_KEY_NAME = re.compile(r"[A-Za-z0-9_$-]{1,64}")
+_TOML_POSITION = re.compile(r"at line (\d+), column (\d+)")
+
+_MIB = 1 << 20
+_KEYS = {
+    "source": frozenset({"repository", "url", "commit"}),
+    "database": frozenset(
+        {"host", "port", "user", "password_env", "password_file", "snapshot_id", "allow"}
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Row, byte, file and time limits; every field has a default."""
+
+    rows: int = 1000
+    page: int = 100
+    files: int = 20000
+    file_bytes: int = 8 * _MIB
+    total_bytes: int = 256 * _MIB
+    line_chars: int = 4096
+    statement_seconds: float = 5.0
+    connect_seconds: float = 5.0
+    git_seconds: float = 30.0
+    cache_bytes: int = 512 * _MIB
+
+
+# key -> (kind, smallest, largest). The upper bounds only catch typos.
+_LIMIT_RULES: dict[str, tuple[str, float, float]] = {
+    "rows": ("int", 1, 1_000_000),
+    "page": ("int", 1, 10_000),
+    "files": ("int", 1, 10_000_000),
+    "file_bytes": ("int", 1, 1 << 40),
+    "total_bytes": ("int", 1, 1 << 40),
+    "line_chars": ("int", 1, 1 << 20),
+    "statement_seconds": ("seconds", 0.001, 3600),
+    "connect_seconds": ("seconds", 0.001, 3600),
+    "git_seconds": ("seconds", 0.001, 3600),
+    "cache_bytes": ("int", 0, 1 << 40),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceConfig:
+    """The git provider: a local clone read at one full commit."""
+
+    repository: Path
+    url: str
+    commit: str
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseConfig:
+    """The database provider. Holds where the password is, never the password."""
+
+    host: str
+    port: int
+    user: str
+    snapshot_id: str
+    allow: Mapping[str, tuple[str, ...]]
+    password_env: str | None = None
+    password_file: Path | None = field(default=None)
+
+    def read_password(self) -> str:
+        """The reader's password, read now from the environment or the password file.
+
+        Raises ``ResearchUnavailable`` (reason ``credentials_missing``) when the
+        variable is unset or empty, or the file is missing, unreadable or empty.
+        One trailing line break of the file is not part of the password.
+        """
+        if self.password_env is not None:
+            password = os.environ.get(self.password_env, "")
+            key = "database.password_env"
+        else:
+            assert self.password_file is not None
+            key = "database.password_file"
+            try:
+                password = self.password_file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                password = ""
+            password = password.removesuffix("\n").removesuffix("\r")
+        if not password:
+            raise ResearchUnavailable(
+                "database",
+                "credentials_missing",
+                "the database password is not available from the configured source",
+                {"key": key},
+            )
+        return password
+
+    def __repr__(self) -> str:
+        where = f"env:{self.password_env}" if self.password_env is not None else "password_file"
+        return (
+            f"DatabaseConfig(port={self.port}, snapshot_id={self.snapshot_id!r}, "
+            f"databases={sorted(self.allow)!r}, password=<{where}>)"
+        )
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True, slots=True)
+class ResearchConfig:
+    """A loaded configuration: either provider may be absent."""
+
+    path: Path
+    source: SourceConfig | None
+    database: DatabaseConfig | None
+    limits: Limits = field(default_factory=Limits)
+
+
+def load_config(path: str | os.PathLike[str]) -> ResearchConfig:
+    """Reads and checks the TOML file at ``path``; see the module docstring."""
+    config_path = Path(path).resolve()
+    try:
+        data = tomllib.loads(config_path.read_bytes().decode("utf-8"))
+    except OSError as err:
+        raise ResearchError(
+            "config_unreadable",
+            "cannot read the configuration file",
+            {"reason": type(err).__name__},
+        ) from err
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        # The decoder's message may quote the file: only the position is kept.
+        where = _TOML_POSITION.search(str(err)) if isinstance(err, ValueError) else None
+        position = {"line": int(where[1]), "column": int(where[2])} if where else {}
+        raise ResearchError(
+            "config_invalid", "configuration file is not valid UTF-8 TOML", {"key": "", **position}
+        ) from err
+    return parse_config(data, base_dir=config_path.parent, path=config_path)
+
+
+def parse_config(data: Mapping[str, Any], *, base_dir: Path, path: Path) -> ResearchConfig:
+    """Checks an already parsed TOML document; relative paths resolve against ``base_dir``."""
+    _no_unknown_keys(data, frozenset({"source", "database", "limits"}), "")
+    source = data.get("source")
+    database = data.get("database")
+    if source is None and database is None:
+        _invalid("source", "configure at least one of [source] and [database]")
+    return ResearchConfig(
+        path=path,
+        source=None if source is None else _source(_table(source, "source"), base_dir),
+        database=None if database is None else _database(_table(database, "database"), base_dir),
+        limits=_limits(_table(data.get("limits", {}), "limits")),
+    )
+
+
+def _source(table: Mapping[str, Any], base_dir: Path) -> SourceConfig:
+    _no_unknown_keys(table, _KEYS["source"], "source")
+    repository = _path(table, "repository", "source", base_dir)
+    url = _string(table, "url", "source", max_length=2048)
+    if _CONTROL.search(url):
+        _invalid("source.url", "must not contain spaces or control characters")
+    parts = urlsplit(url)
+    if parts.scheme and ("@" in parts.netloc):
+        # The URL is copied into every capture: it must not carry credentials.
+        _invalid("source.url", "must not contain a user name or password")
+    commit = _string(table, "commit", "source", max_length=40)
+    if not _COMMIT.fullmatch(commit):
+        _invalid("source.commit", "must be a full commit hash of 40 hex digits")
+    return SourceConfig(repository=repository, url=url, commit=commit.lower())
+
+
+def _database(table: Mapping[str, Any], base_dir: Path) -> DatabaseConfig:
+    if "password" in table:
+        _invalid(
+            "database.password",
+            "a password is not accepted in the config file; use password_env or password_file",
+        )
+    _no_unknown_keys(table, _KEYS["database"], "database")
+    host = _string(table, "host", "database", max_length=253)
+    if not _HOST.fullmatch(host):
+        _invalid("database.host", "must be a host name or an IP address")
+    port = table.get("port")
+    if port is None:
+        _invalid("database.port", "is missing")
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        _invalid("database.port", "must be an integer from 1 to 65535")
+    user = _string(table, "user", "database", max_length=80)
+    if _CONTROL.search(user):
+        _invalid("database.user", "must not contain spaces or control characters")
+    has_env, has_file = "password_env" in table, "password_file" in table
+    if has_env == has_file:
+        _invalid("database.password_env", "set exactly one of password_env and password_file")
+    password_env = password_file = None
+    if has_env:
+        password_env = _string(table, "password_env", "database", max_length=128)
+        if not _ENV_NAME.fullmatch(password_env):
+            _invalid("database.password_env", "must be an environment variable name")
+    else:
+        password_file = _path(table, "password_file", "database", base_dir)
+    snapshot_id = _string(table, "snapshot_id", "database", max_length=128)
+    if not _SNAPSHOT_ID.fullmatch(snapshot_id):
+        _invalid(
+            "database.snapshot_id",
+            "must be 1-128 characters of letters, digits and . _ : @ + -",
+        )
+    return DatabaseConfig(
+        host=host,
+        port=port,
+        user=user,
+        snapshot_id=snapshot_id,
+        allow=_allow(table.get("allow")),
+        password_env=password_env,
+        password_file=password_file,
+    )
+
+
+def _allow(value: Any) -> Mapping[str, tuple[str, ...]]:
+    if value is None:
+        _invalid("database.allow", "is missing")
+    table = _table(value, "database.allow")
+    if not table:
+        _invalid("database.allow", "must allow at least one database")
+    allow: dict[str, tuple[str, ...]] = {}
+    for database, tables in table.items():
+        key = f"database.allow.{database}" if IDENTIFIER.fullmatch(database) else "database.allow"
+        if not IDENTIFIER.fullmatch(database):
+            _invalid(key, "database names must be identifiers ([A-Za-z_][A-Za-z0-9_$]{0,63})")
+        if database.lower() in RESERVED_DATABASES:
+            _invalid(key, "system databases cannot be allowed")
+        if not isinstance(tables, list) or not tables:
+            _invalid(key, "must be a non-empty list of table names")
+        for name in tables:
+            if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
+                _invalid(key, "table names must be identifiers ([A-Za-z_][A-Za-z0-9_$]{0,63})")
+        if len({name.lower() for name in tables}) != len(tables):
+            _invalid(key, "lists a table twice")
+        allow[database] = tuple(tables)
+    if len({name.lower() for name in allow}) != len(allow):
+        _invalid("database.allow", "lists a database twice")
+    return MappingProxyType(allow)
+
+
+def _limits(table: Mapping[str, Any]) -> Limits:
+    _no_unknown_keys(table, frozenset(_LIMIT_RULES), "limits")
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        kind, low, high = _LIMIT_RULES[key]
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
+        if kind == "int" and (not isinstance(value, int) or isinstance(value, bool)):
+            _invalid(f"limits.{key}", "must be an integer")
+        if kind == "seconds" and (not is_number or not math.isfinite(value)):
+            _invalid(f"limits.{key}", "must be a number of seconds")
+        if not low <= value <= high:
+            _invalid(f"limits.{key}", f"must be from {low:g} to {high:g}")
+        values[key] = float(value) if kind == "seconds" else value
+    limits = Limits(**values)
+    if limits.page > limits.rows:
+        _invalid("limits.page", "must not be larger than limits.rows")
+    return limits
+
+
+def _table(value: Any, key: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        _invalid(key, "must be a table")
+    return value
+
+
+def _no_unknown_keys(table: Mapping[str, Any], known: frozenset[str], prefix: str) -> None:
+    for key in table:
+        if key not in known:
+            if not _KEY_NAME.fullmatch(key):
+                _invalid(prefix, "has a key that is not known")
+            _invalid(f"{prefix}.{key}" if prefix else key, "is not a known key")
+
+
+def _string(table: Mapping[str, Any], key: str, prefix: str, *, max_length: int) -> str:
+    value = table.get(key)
+    name = f"{prefix}.{key}"
+    if value is None:
+        _invalid(name, "is missing")
+    if not isinstance(value, str) or not value or len(value) > max_length:
+        _invalid(name, f"must be a non-empty string of at most {max_length} characters")
+    return value
+
+
+def _path(table: Mapping[str, Any], key: str, prefix: str, base_dir: Path) -> Path:
+    value = _string(table, key, prefix, max_length=4096)
+    if "\x00" in value:
+        _invalid(f"{prefix}.{key}", "must be a path")
+    path = Path(value).expanduser()
+    return (path if path.is_absolute() else base_dir / path).resolve()
+
+
+def _invalid(key: str, problem: str) -> NoReturn:
+    raise ResearchError("config_invalid", f"configuration key {key!r} {problem}", {"key": key})

@@ -1,0 +1,581 @@
+"""`ProjectResearch`: one read-only query against the pinned commit or the database.
+
+    research = ProjectResearch(load_config("config/project.local.toml"))
+    result = research.query({"kind": "source.symbol", "symbol": "npc_wild_wolpertinger",
+                             "offset": 0, "limit": 20})        # project-result-v1 dict
+    capture = research.capture(query)                          # the same, as capture v1
+
+One call answers one query, in this order:
+
+1. validate the query (``validate_query``): a strict ``project-query-v1``
+   document (compiled validator first; only a rejected query goes through
+   the precise validator, which names the JSON Pointer of the first problem),
+   then the configured page and row limits and the line order of a read;
+2. build the provider it needs, on first use: the git source for
+   ``source.*``, the database source for ``database.*`` (the database
+   password is read only now). A kind whose provider is not configured is
+   refused with ``provider_not_configured``;
+3. run the provider and wrap its answer into a ``project-result-v1``
+   document with the query, its SHA-256, the origin (git URL and commit, or
+   database and operator-assigned snapshot ID) and the coverage: what the
+   answer proves about the exact predicate (see docs/project-research-v1.md).
+
+Errors: ``ResearchError`` for a rejected query (codes below and the
+providers' own), ``ResearchUnavailable`` when a provider cannot be reached;
+it passes through unchanged so that the controller can block the case.
+The service writes nothing: storing captures is the caller's business.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Protocol
+
+import jsonschema
+import jsonschema_rs
+import orjson
+from jsonschema.protocols import Validator
+
+from viano_bug_analysis.project_research.captures import Capture
+from viano_bug_analysis.project_research.config import Limits, ResearchConfig
+from viano_bug_analysis.project_research.errors import ResearchError
+from viano_bug_analysis.schemas import (
+    StrictPatternValidator,
+    fast_validator,
+    load_schema,
+    schema_validator,
+)
+
+QUERY_SCHEMA = "project-query-v1"
+RESULT_SCHEMA = "project-result-v1"
+SOURCE_KINDS = (
+    "source.files",
+    "source.search",
+    "source.symbol",
+    "source.registration",
+    "source.schema",
+    "source.read",
+)
+DATABASE_KINDS = ("database.tables", "database.schema", "database.rows", "database.count")
+KINDS = SOURCE_KINDS + DATABASE_KINDS
+OPERATORS = ("eq", "ne", "lt", "le", "gt", "ge", "contains", "in")
+MAX_QUERY_BYTES = 64 << 10
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+class SourceProvider(Protocol):
+    """What the service needs of the git source (``GitSource``)."""
+
+    @property
+    def origin(self) -> dict[str, Any]: ...
+
+    def files(
+        self, *, text: str, path_prefix: str | None, offset: int, limit: int
+    ) -> dict[str, Any]: ...
+
+    def search(
+        self,
+        *,
+        text: str,
+        case_sensitive: bool,
+        path_prefix: str | None,
+        offset: int,
+        limit: int,
+    ) -> dict[str, Any]: ...
+
+    def symbol(
+        self, *, symbol: str, path_prefix: str | None, offset: int, limit: int
+    ) -> dict[str, Any]: ...
+
+    def registration(
+        self, *, symbol: str, path_prefix: str | None, offset: int, limit: int
+    ) -> dict[str, Any]: ...
+
+    def schema(
+        self, *, text: str, case_sensitive: bool, offset: int, limit: int
+    ) -> dict[str, Any]: ...
+
+    def read(self, *, path: str, start_line: int, end_line: int) -> dict[str, Any]: ...
+
+
+class DatabaseProvider(Protocol):
+    """What the service needs of the database source (``MariaDbSource``)."""
+
+    snapshot_id: str
+
+    def origin(self, database: str) -> dict[str, Any]: ...
+
+    def tables(
+        self, *, name_contains: str | None, database: str | None, offset: int, limit: int
+    ) -> dict[str, Any]: ...
+
+    def schema(self, *, database: str | None, table: str) -> dict[str, Any]: ...
+
+    def rows(
+        self,
+        *,
+        database: str | None,
+        table: str,
+        columns: Sequence[str],
+        filters: Sequence[Mapping[str, Any]],
+        offset: int,
+        limit: int,
+    ) -> dict[str, Any]: ...
+
+    def count(
+        self, *, database: str | None, table: str, filters: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Validators:
+    # The compiled (Rust) validator gives the fast yes/no; only a rejected
+    # query goes through the precise validators to name its first error.
+    whole: jsonschema_rs.Draft202012Validator
+    envelope: Validator
+    kinds: Mapping[str, Validator]
+
+
+@cache
+def _validators() -> _Validators:
+    schema = load_schema(QUERY_SCHEMA)
+    defs = schema["$defs"]
+    envelope = {"type": "object", "required": ["kind"], "properties": schema["properties"]}
+    return _Validators(
+        whole=fast_validator(QUERY_SCHEMA),
+        envelope=StrictPatternValidator(envelope),
+        kinds={
+            kind: StrictPatternValidator({"$defs": defs, "$ref": f"#/$defs/query/{kind}"})
+            for kind in defs["query"]
+        },
+    )
+
+
+def compact_json(value: Any) -> bytes:
+    """The hashed byte form: UTF-8, keys sorted, no whitespace (``orjson`` with sorted keys)."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def _pointer(parts: Sequence[object]) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _first_error(validator: Validator, instance: Any) -> jsonschema.ValidationError | None:
+    # Document order: array indexes numerically, then the rule's name.
+    errors = sorted(
+        validator.iter_errors(instance),
+        key=lambda e: (
+            [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.absolute_path],
+            str(e.validator),
+        ),
+    )
+    return errors[0] if errors else None
+
+
+def _non_finite_path(value: Any, parts: tuple[object, ...] = ()) -> tuple[object, ...] | None:
+    """Where a NaN or infinity sits: orjson would silently write it as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return parts
+    if isinstance(value, Mapping):
+        children: Any = value.items()
+    elif isinstance(value, list | tuple):
+        children = enumerate(value)
+    else:
+        return None
+    for key, child in children:
+        found = _non_finite_path(child, (*parts, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _schema_error(err: jsonschema.ValidationError) -> ResearchError:
+    parts = list(err.absolute_path)
+    path = _pointer(parts)
+    details: dict[str, Any] = {"path": path, "rule": str(err.validator)}
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+        extra = sorted(key for key in err.instance if key not in known)
+        # Only a field name that looks like one is echoed; anything else may be content.
+        if extra and _FIELD.fullmatch(extra[0]):
+            details["path"] = _pointer([*parts, extra[0]])
+            details["field"] = extra[0]
+        return ResearchError(
+            "unknown_field", "query has a field the contract does not define", details
+        )
+    if err.validator == "enum" and parts and parts[-1] == "operator":
+        details["hint"] = "allowed: " + ", ".join(OPERATORS)
+        return ResearchError(
+            "operator_unknown",
+            "unknown filter operator; allowed: " + ", ".join(OPERATORS),
+            details,
+        )
+    if err.validator == "enum" and parts == ["kind"]:
+        details["hint"] = "allowed: " + ", ".join(KINDS)
+        return ResearchError("kind_unknown", "unknown query kind", details)
+    return ResearchError("query_invalid", f"query violates the contract at {path or '/'}", details)
+
+
+def validate_query(query: Any, limits: Limits | None = None) -> dict[str, Any]:
+    """``query`` as plain JSON once it satisfies project-query-v1 and the limits.
+
+    Raises ``ResearchError`` with ``details["path"]`` (a JSON Pointer into the
+    query): ``query_invalid``, ``unknown_field``, ``kind_unknown``,
+    ``operator_unknown`` (with a ``hint`` listing the operators),
+    ``query_too_large``, ``limit_exceeded``, ``line_range_invalid``.
+    """
+    limits = limits or Limits()
+    if not isinstance(query, Mapping):
+        raise ResearchError("query_invalid", "query must be a JSON object", {"path": ""})
+    try:
+        raw = compact_json(query)
+    except (TypeError, orjson.JSONEncodeError) as err:
+        raise ResearchError("query_invalid", "query is not a JSON document", {"path": ""}) from err
+    if (where := _non_finite_path(query)) is not None:
+        raise ResearchError(
+            "query_invalid", "numbers must be finite", {"path": _pointer(where), "rule": "type"}
+        )
+    if len(raw) > MAX_QUERY_BYTES:
+        raise ResearchError(
+            "query_too_large",
+            "query exceeds the query size limit",
+            {"path": "", "limit": MAX_QUERY_BYTES, "size": len(raw)},
+        )
+    document: dict[str, Any] = orjson.loads(raw)
+    validators = _validators()
+    if not validators.whole.is_valid(document):
+        error = _first_error(validators.envelope, document) or _first_error(
+            validators.kinds[document["kind"]], document
+        )
+        if error is None:  # the two validators disagree: refuse rather than guess
+            raise ResearchError("query_invalid", "query violates the contract", {"path": ""})
+        raise _schema_error(error)
+    _check_limits(document, limits)
+    return document
+
+
+def _check_limits(query: Mapping[str, Any], limits: Limits) -> None:
+    if "limit" in query and query["limit"] > limits.page:
+        raise ResearchError(
+            "limit_exceeded",
+            "limit is larger than the configured page size",
+            {"path": "/limit", "limit": limits.page},
+        )
+    if query["kind"] == "database.rows" and query["offset"] + query["limit"] > limits.rows:
+        raise ResearchError(
+            "limit_exceeded",
+            "offset + limit goes past the configured row window; narrow the filters",
+            {"path": "/offset", "limit": limits.rows},
+        )
+    if query["kind"] == "source.read" and query["end_line"] < query["start_line"]:
+        raise ResearchError(
+            "line_range_invalid", "end_line is before start_line", {"path": "/end_line"}
+        )
+
+
+def query_sha256(query: Mapping[str, Any]) -> str:
+    """SHA-256 of the compact form of a query."""
+    return hashlib.sha256(compact_json(query)).hexdigest()
+
+
+# --- coverage --------------------------------------------------------------------------------
+
+
+def _paging(result: Mapping[str, Any], query: Mapping[str, Any]) -> dict[str, Any]:
+    offset = int(query.get("offset", 0))
+    next_offset = result.get("next_offset")
+    total = result.get("total")
+    returned = result.get("returned")
+    return {
+        "offset": offset,
+        "limit": query.get("limit"),
+        "returned": int(returned) if returned is not None else 0,
+        "total": total if isinstance(total, int) else None,
+        "next_offset": next_offset if isinstance(next_offset, int) else None,
+    }
+
+
+def coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+    """What the provider's answer covers of the exact query (project-result-v1 ``coverage``).
+
+    ``complete`` means every answer to the query's predicate is in this
+    result: a first page without a further one and, for source searches, no
+    file left unsearched for a reason that could hide a hit (too large, not
+    UTF-8, unusable path); for a read, no line cut. Only then is an empty
+    answer an absence proof within the commit or snapshot; a partial answer
+    proves nothing about what it left out. A hit line cut for display still
+    is a hit: ``lines_truncated`` counts those without lowering coverage.
+    """
+    kind = query["kind"]
+    if kind in SOURCE_KINDS:
+        return _source_coverage(query, result)
+    if kind == "database.rows":
+        paging = _paging(result, query)
+        complete = bool(result["complete_filtered_rows"])
+        return {
+            "complete": complete,
+            "complete_filtered_rows": complete,
+            **paging,
+        }
+    if kind == "database.tables":
+        paging = _paging(result, query)
+        complete = paging["offset"] == 0 and paging["next_offset"] is None
+        return {
+            "complete": complete,
+            **paging,
+            "tables_missing": len(result.get("missing", ())),
+        }
+    return {"complete": True}  # database.schema and database.count answer in full
+
+
+# Skip reasons that can hide a hit (as GitSource defines them): binary blobs hold
+# no text lines, symlinks and submodules are not files of this repository.
+_SKIPS_THAT_HIDE_HITS = frozenset({"too_large", "not_utf8", "path_invalid"})
+
+
+def _source_coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+    if query["kind"] == "source.read":
+        cut = sum(1 for line in result.get("lines", ()) if line.get("text_truncated"))
+        return {"complete": cut == 0, "lines_truncated": cut}
+    paging = _paging(result, query)
+    skipped = result.get("skipped") or {}
+    by_reason: Mapping[str, int] = skipped.get("by_reason", {})
+    hiding = sum(n for reason, n in by_reason.items() if reason in _SKIPS_THAT_HIDE_HITS)
+    provider_complete = result.get("complete", True) is True
+    hits = result.get("matches", ())
+    whole = paging["offset"] == 0 and paging["next_offset"] is None
+    return {
+        "complete": whole and hiding == 0 and provider_complete,
+        **paging,
+        "files_searched": result.get("files_searched"),
+        "files_skipped": int(skipped.get("total", 0)),
+        "files_unsearched": hiding,
+        "lines_truncated": sum(1 for hit in hits if hit.get("text_truncated")),
+    }
+
+
+# --- the service -----------------------------------------------------------------------------
+
+
+class ProjectResearch:
+    """The read-only research service over the configured git commit and database.
+
+    ``git`` and ``database`` replace the providers that would otherwise be
+    built from ``config`` on first use (tests pass fakes with the same methods).
+    """
+
+    def __init__(
+        self,
+        config: ResearchConfig,
+        *,
+        git: SourceProvider | None = None,
+        database: DatabaseProvider | None = None,
+    ) -> None:
+        self.config = config
+        self._git = git
+        self._database = database
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> ProjectResearch:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Releases provider connections; later queries reconnect."""
+        for provider in (self._database, self._git):
+            close = getattr(provider, "close", None)
+            if callable(close):
+                close()
+
+    def query(self, query: Mapping[str, Any]) -> dict[str, Any]:
+        """Validates and answers ``query``; returns a project-result-v1 document."""
+        document = validate_query(query, self.config.limits)
+        kind = document["kind"]
+        if kind in SOURCE_KINDS:
+            result, origin = self._ask_source(document)
+        else:
+            result, origin = self._ask_database(document)
+        answer = {
+            "format": "viano-project-result",
+            "format_version": 1,
+            "query": document,
+            "query_sha256": query_sha256(document),
+            "origin": origin,
+            "coverage": coverage(document, result),
+            "result": result,
+        }
+        return _frozen_result(answer)
+
+    def capture(self, query: Mapping[str, Any]) -> Capture:
+        """The answer to ``query`` as a capture v1 (not stored: see ``CaptureStore``)."""
+        return Capture.from_result(self.query(query))
+
+    # --- providers -----------------------------------------------------------------------
+
+    def _ask_source(self, query: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        git = self.source_provider()
+        kind = query["kind"]
+        prefix = query.get("path_prefix")
+        if kind == "source.files":
+            result = git.files(
+                text=query["text"], path_prefix=prefix, offset=query["offset"], limit=query["limit"]
+            )
+        elif kind == "source.search":
+            result = git.search(
+                text=query["text"],
+                case_sensitive=query["case_sensitive"],
+                path_prefix=prefix,
+                offset=query["offset"],
+                limit=query["limit"],
+            )
+        elif kind in ("source.symbol", "source.registration"):
+            method = git.symbol if kind == "source.symbol" else git.registration
+            result = method(
+                symbol=query["symbol"],
+                path_prefix=prefix,
+                offset=query["offset"],
+                limit=query["limit"],
+            )
+        elif kind == "source.schema":
+            result = git.schema(
+                text=query["text"],
+                case_sensitive=query["case_sensitive"],
+                offset=query["offset"],
+                limit=query["limit"],
+            )
+        else:
+            result = git.read(
+                path=query["path"], start_line=query["start_line"], end_line=query["end_line"]
+            )
+        return result, dict(git.origin)
+
+    def _ask_database(self, query: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        db = self.database_provider()
+        kind = query["kind"]
+        database = query.get("database")
+        if kind == "database.tables":
+            result = db.tables(
+                name_contains=query.get("name_contains"),
+                database=database,
+                offset=query["offset"],
+                limit=query["limit"],
+            )
+            if database is None:
+                # Several databases may be listed: the origin names none of them.
+                return result, {"kind": "database", "database": None, "snapshot_id": db.snapshot_id}
+            return result, db.origin(database)
+        if kind == "database.schema":
+            result = db.schema(database=database, table=query["table"])
+        elif kind == "database.rows":
+            result = db.rows(
+                database=database,
+                table=query["table"],
+                columns=query["columns"],
+                filters=query["filters"],
+                offset=query["offset"],
+                limit=query["limit"],
+            )
+        else:
+            result = db.count(database=database, table=query["table"], filters=query["filters"])
+        # The provider resolved an omitted database from the allowlist.
+        resolved = result.get("database") if isinstance(result, Mapping) else None
+        if not isinstance(resolved, str):
+            raise ResearchError(
+                "provider_result_invalid",
+                "the provider's answer does not name its database",
+                {"path": "/result/database"},
+            )
+        return result, db.origin(resolved)
+
+    def source_provider(self) -> SourceProvider:
+        """The git source, built from the configuration on first use."""
+        with self._lock:
+            if self._git is None:
+                source = self.config.source
+                if source is None:
+                    raise _not_configured("source")
+                from viano_bug_analysis.project_research.git_source import GitSource
+
+                limits = self.config.limits
+                self._git = GitSource(
+                    source.repository,
+                    source.commit,
+                    url=source.url,
+                    max_files=limits.files,
+                    max_file_bytes=limits.file_bytes,
+                    max_total_bytes=limits.total_bytes,
+                    max_line_chars=limits.line_chars,
+                    max_page=limits.page,
+                    timeout_s=limits.git_seconds,
+                    cache_bytes=limits.cache_bytes,
+                )
+            return self._git
+
+    def database_provider(self) -> DatabaseProvider:
+        """The database source, built on first use; only now is the password read."""
+        with self._lock:
+            if self._database is None:
+                database = self.config.database
+                if database is None:
+                    raise _not_configured("database")
+                from viano_bug_analysis.project_research.mariadb_source import MariaDbSource
+
+                limits = self.config.limits
+                self._database = MariaDbSource(
+                    host=database.host,
+                    port=database.port,
+                    user=database.user,
+                    password=database.read_password(),
+                    allow=database.allow,
+                    snapshot_id=database.snapshot_id,
+                    max_rows=limits.rows,
+                    max_page=limits.page,
+                    statement_timeout_s=limits.statement_seconds,
+                    connect_timeout_s=limits.connect_seconds,
+                )
+            return self._database
+
+
+def _not_configured(provider: str) -> ResearchError:
+    section = "[source]" if provider == "source" else "[database]"
+    return ResearchError(
+        "provider_not_configured",
+        f"this kind needs the {provider} provider; the configuration has no {section}",
+        {"provider": provider},
+    )
+
+
+def _frozen_result(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer as plain JSON, checked against project-result-v1.
+
+    The round trip freezes it: later changes to provider objects (caches)
+    cannot change what is validated, returned and captured.
+    """
+    try:
+        document: dict[str, Any] = orjson.loads(compact_json(answer))
+    except (TypeError, orjson.JSONEncodeError) as err:
+        raise ResearchError(
+            "provider_result_invalid", "the provider answered with a non-JSON value"
+        ) from err
+    if not fast_validator(RESULT_SCHEMA).is_valid(document):
+        error = _first_error(schema_validator(RESULT_SCHEMA), document)
+        path = _pointer(list(error.absolute_path)) if error is not None else ""
+        raise ResearchError(
+            "provider_result_invalid",
+            "the provider's answer violates project-result-v1",
+            {"path": path},
+        )
+    return document

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs a command with the throwaway test services up, and stops them however
+# the command ends:  scripts/with_test_services.sh CMD [ARGS...]
+#
+# Outside CI a failed service start only means the service tests skip (they
+# say how to enable them); under CI=true it fails the run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+env_file="service-data/test-services.$$.env"
+services() { VBA_TEST_SERVICES_ENV="$env_file" scripts/test_services.sh "$1"; }
+
+trap 'services stop' EXIT
+trap 'exit 130' INT TERM
+
+if ! services start; then
+    if [ "${CI:-}" = true ]; then
+        echo "test services did not start (CI=true): failing" >&2
+        exit 1
+    fi
+    echo "test services did not start: the MariaDB tests will be skipped" >&2
+fi
+if [ -f "$env_file" ]; then
+    set -a
+    # shellcheck disable=SC1090
+    . "./$env_file"
+    set +a
+fi
+"$@"
