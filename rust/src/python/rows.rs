@@ -83,14 +83,10 @@ impl RowSnapshot {
         for (column, value) in &pairs {
             typed.push((column.as_str(), to_scalar(value)?));
         }
-        let columns = column_list(columns)?;
+        let (columns, offset, limit) = page_args(columns, offset, limit)?;
         let projection = columns
             .as_ref()
             .map(|names| names.iter().map(String::as_str).collect::<Vec<_>>());
-        let (offset, limit) = (
-            count(offset, "offset must be a non-negative int")?,
-            count(limit, "limit must be a non-negative int")?,
-        );
         let page = py
             .detach(|| {
                 self.inner
@@ -115,14 +111,10 @@ impl RowSnapshot {
             .extract()
             .or_else(|_| invalid("search_columns must be a list of str"))?;
         let search: Vec<&str> = search.iter().map(String::as_str).collect();
-        let columns = column_list(columns)?;
+        let (columns, offset, limit) = page_args(columns, offset, limit)?;
         let projection = columns
             .as_ref()
             .map(|names| names.iter().map(String::as_str).collect::<Vec<_>>());
-        let (offset, limit) = (
-            count(offset, "offset must be a non-negative int")?,
-            count(limit, "limit must be a non-negative int")?,
-        );
         let page = py
             .detach(|| {
                 self.inner
@@ -262,4 +254,17 @@ fn tree_to_py(py: Python<'_>, tree: JsonTree) -> PyResult<Bound<'_, PyAny>> {
             dict.into_any()
         }
     })
+}
+
+/// Projection, offset and limit, as every paged query takes them.
+fn page_args(
+    columns: Option<&Bound<'_, PyAny>>,
+    offset: &Bound<'_, PyAny>,
+    limit: &Bound<'_, PyAny>,
+) -> PyResult<(Option<Vec<String>>, usize, usize)> {
+    Ok((
+        column_list(columns)?,
+        count(offset, "offset must be a non-negative int")?,
+        count(limit, "limit must be a non-negative int")?,
+    ))
 }
