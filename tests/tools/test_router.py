@@ -602,3 +602,17 @@ def test_preflight_checks_everything_query_checks_but_runs_nothing(
     with pytest.raises(ToolError) as caught:
         router.preflight(package.path, bad)
     assert caught.value.code == "unknown_column"
+
+
+def test_default_limits_reject_a_65_kib_request_and_a_2_mib_result(router, tmp_path) -> None:
+    long_line = ("x" * 4000 + "\n").encode()
+    pkg = build_package(tmp_path, sources={"wide.cpp": long_line * 120})
+    ref = pkg.refs["wide.cpp"]
+    big_request = pkg.request(*[find_text([ref], "y" * 1024) for _ in range(16)])
+    for item in big_request["requests"]:
+        item["arguments"]["source_refs"] = [f"ref-{i:05d}" for i in range(400)]
+    assert len(orjson.dumps(big_request, option=orjson.OPT_SORT_KEYS)) > 64 * 1024
+    assert rejected(router, pkg, big_request).code == "request_too_large"
+    # 16 pages of 100 lines of 4,000 characters: about 6.4 MB of result.
+    wide = pkg.request(*[find_text([ref], "x" * (i + 1), limit=100) for i in range(16)])
+    assert rejected(router, pkg, wide).code == "result_too_large"
