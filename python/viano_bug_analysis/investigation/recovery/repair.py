@@ -1,0 +1,464 @@
+"""The pure parts of the small repair call ``investigation_format_repair_v1``.
+
+After :mod:`.admission` has admitted a repair for one structural target, the
+LLM gets a short prompt (:func:`build_repair_prompt`) with only the generated
+response, the error path, the schema excerpt and a few binding data, and
+returns ``{"replacement": ...}``. The program then splices that replacement
+in at exactly the path (:func:`splice`), checks that nothing was invented,
+lost or moved (:func:`check_preservation`) and re-validates the whole rebuilt
+response against the original contract (:func:`revalidate`).
+
+No network here, and nothing raised or returned carries response content:
+errors hold a code and at most a JSON Pointer.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from viano_bug_analysis.investigation.recovery.normalize import FILTER_OPERATORS, MAX_INPUT_BYTES
+from viano_bug_analysis.investigation.recovery.strict_json import JsonFailure, parse_strict
+from viano_bug_analysis.schemas import fast_validator, schema_validator
+
+PROMPT_ID: Final = "investigation_format_repair_v1"
+RESPONSE_SCHEMA: Final = "investigation-response-v1"
+
+# Preservation violation codes.
+PATH_MISSING: Final = "path_missing"
+OUTSIDE_PATH_CHANGED: Final = "outside_path_changed"
+SCALAR_MULTISET_CHANGED: Final = "scalar_multiset_changed"
+NAMED_MAPPING_LOST: Final = "named_mapping_lost"
+FILTER_POSITION_CHANGED: Final = "filter_position_changed"
+
+# Repair error codes.
+INVALID_POINTER: Final = "invalid_pointer"
+ROOT_TARGET: Final = "root_target"
+REPLY_NOT_JSON: Final = "reply_not_json"
+REPLY_NOT_REPLACEMENT: Final = "reply_not_replacement"
+REPAIR_TOO_LARGE: Final = "repair_too_large"
+
+# Names of the ``next`` alternatives of the response schema, by operation.
+SNAPSHOT_OPERATIONS: Final = (
+    "source.find_text",
+    "source.find_symbol",
+    "source.read_context",
+    "database.describe",
+    "database.lookup",
+    "database.find_references",
+)
+_FILTER_KEYS: Final = ("column", "operator", "value")
+
+
+class RepairError(Exception):
+    """A repair step that cannot go on; carries a code and a JSON Pointer, never content."""
+
+    def __init__(self, code: str, path: str = "") -> None:
+        super().__init__(code)
+        self.code = code
+        self.path = path
+
+
+@dataclass(frozen=True, slots=True)
+class ContractViolation:
+    """One place where a response breaks the contract: a JSON Pointer and the keyword."""
+
+    path: str
+    keyword: str
+
+
+@dataclass(frozen=True, slots=True)
+class RepairBinding:
+    """The few binding data a repair prompt may carry."""
+
+    hypothesis_id: str
+    hypothesis: str
+    previous_result: str
+    visible_evidence_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RepairOutcome:
+    """The checked result of one repair reply: the rebuilt response or the reasons against it."""
+
+    accepted: bool
+    repaired: dict[str, Any] | None
+    violations: tuple[str, ...]
+
+
+# --- JSON Pointer -----------------------------------------------------------
+
+
+def pointer_tokens(path: str) -> list[str]:
+    """The reference tokens of an RFC 6901 JSON Pointer."""
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise RepairError(INVALID_POINTER, "")
+    tokens = path[1:].split("/")
+    for token in tokens:
+        rest = token.replace("~0", "").replace("~1", "")
+        if "~" in rest:
+            raise RepairError(INVALID_POINTER, "")
+    return [token.replace("~1", "/").replace("~0", "~") for token in tokens]
+
+
+def to_pointer(parts: Sequence[object]) -> str:
+    """A JSON Pointer from path parts (keys and list indices)."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def _step(container: Any, token: str, path: str) -> tuple[Any, str | int]:
+    if isinstance(container, dict):
+        if token not in container:
+            raise RepairError(PATH_MISSING, path)
+        return container[token], token
+    if isinstance(container, list):
+        if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
+            raise RepairError(INVALID_POINTER, path)
+        index = int(token)
+        if index >= len(container):
+            raise RepairError(PATH_MISSING, path)
+        return container[index], index
+    raise RepairError(PATH_MISSING, path)
+
+
+def value_at(document: Any, path: str) -> Any:
+    """The value at a JSON Pointer; :class:`RepairError` if there is none."""
+    current = document
+    for token in pointer_tokens(path):
+        current, _ = _step(current, token, path)
+    return current
+
+
+def splice(response: dict[str, Any], path: str, replacement: Any) -> dict[str, Any]:
+    """A copy of ``response`` with exactly the value at ``path`` replaced.
+
+    The path must already exist; the whole response (``""``) is never a target.
+    The input is not changed.
+    """
+    tokens = pointer_tokens(path)
+    if not tokens:
+        raise RepairError(ROOT_TARGET, path)
+    result = copy.deepcopy(response)
+    parent: Any = result
+    for token in tokens[:-1]:
+        parent, _ = _step(parent, token, path)
+    _, key = _step(parent, tokens[-1], path)
+    parent[key] = copy.deepcopy(replacement)
+    return result
+
+
+# --- Preservation -----------------------------------------------------------
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _is_scalar(value: Any) -> bool:
+    return _kind(value) not in ("array", "object")
+
+
+def same(left: Any, right: Any) -> bool:
+    """Equality that also compares JSON types (``1``, ``1.0`` and ``true`` differ)."""
+    if _kind(left) != _kind(right):
+        return False
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(same(left[k], right[k]) for k in left)
+    if isinstance(left, list):
+        return len(left) == len(right) and all(same(a, b) for a, b in zip(left, right, strict=True))
+    return bool(left == right)
+
+
+def _typed(value: Any) -> tuple[str, str]:
+    """A hashable typed form of a JSON value (scalars and scalar lists alike)."""
+    return _kind(value), json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _scalars(value: Any) -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _scalars(item)
+    elif isinstance(value, list):
+        # The labels of a labelled filter list are structure, not values.
+        items = value[1::2] if _labelled(value) else value
+        for item in items:
+            yield from _scalars(item)
+    else:
+        yield _typed(value)
+
+
+def _labelled(items: list[Any]) -> bool:
+    return (
+        bool(items)
+        and len(items) % 6 == 0
+        and all(_is_scalar(item) or _is_scalar_list(item) for item in items)
+        and all(tuple(items[i : i + 6 : 2]) == _FILTER_KEYS for i in range(0, len(items), 6))
+    )
+
+
+def _named_scalars(value: Any) -> Iterator[tuple[str, tuple[str, str]]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _is_scalar(item):
+                yield key, _typed(item)
+            else:
+                yield from _named_scalars(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _named_scalars(item)
+
+
+Triple = tuple[tuple[str, str], tuple[str, str], tuple[str, str]]
+
+
+def filter_triples(value: Any) -> list[Triple]:
+    """The recognizable filter triples in a value, in order.
+
+    Recognized are filter objects ``{"column", "operator", "value"}``, flat
+    triples ``[column, operator, value, ...]`` whose operator positions hold
+    contract operators, and labelled lists ``["column", c, "operator", o,
+    "value", v, ...]``. Lists nested in a list are looked at one by one.
+    """
+    found: list[Triple] = []
+    if isinstance(value, dict):
+        if set(value) == set(_FILTER_KEYS):
+            found.append(
+                (_typed(value["column"]), _typed(value["operator"]), _typed(value["value"]))
+            )
+        else:
+            for item in value.values():
+                found.extend(filter_triples(item))
+        return found
+    if not isinstance(value, list):
+        return found
+    groups = flat_filter_groups(value)
+    if groups is not None:
+        found.extend((_typed(c), _typed(o), _typed(v)) for c, o, v in groups)
+        return found
+    for item in value:
+        found.extend(filter_triples(item))
+    return found
+
+
+def flat_filter_groups(items: list[Any]) -> list[tuple[Any, Any, Any]] | None:
+    """``items`` read as flat filters (triples or labelled sixes), or None if they are not."""
+    if not items or not all(_is_scalar(item) or _is_scalar_list(item) for item in items):
+        return None
+    if _labelled(items):
+        return [tuple(items[i + 1 : i + 6 : 2]) for i in range(0, len(items), 6)]
+    if len(items) % 3 == 0 and all(
+        isinstance(items[i], str)
+        and isinstance(items[i + 1], str)
+        and items[i + 1] in FILTER_OPERATORS
+        for i in range(0, len(items), 3)
+    ):
+        return [(items[i], items[i + 1], items[i + 2]) for i in range(0, len(items), 3)]
+    return None
+
+
+def _is_scalar_list(value: Any) -> bool:
+    return isinstance(value, list) and all(_is_scalar(item) for item in value)
+
+
+def check_preservation(original: dict[str, Any], repaired: dict[str, Any], path: str) -> list[str]:
+    """The preservation rules a repair at ``path`` breaks (violation codes, sorted; empty: none).
+
+    Inside the path every scalar keeps its type and multiplicity, named scalar
+    mappings (``key: scalar``) stay, and recognizable filter triples keep
+    their column/operator/value positions. Outside the path nothing changes.
+    """
+    try:
+        before = value_at(original, path)
+        after = value_at(repaired, path)
+        restored = splice(repaired, path, before)
+    except RepairError:
+        return [PATH_MISSING]
+    violations: set[str] = set()
+    if not same(restored, original):
+        violations.add(OUTSIDE_PATH_CHANGED)
+    if Counter(_scalars(before)) != Counter(_scalars(after)):
+        violations.add(SCALAR_MULTISET_CHANGED)
+    if Counter(_named_scalars(before)) - Counter(_named_scalars(after)):
+        violations.add(NAMED_MAPPING_LOST)
+    before_triples = filter_triples(before)
+    if before_triples and Counter(before_triples) != Counter(filter_triples(after)):
+        violations.add(FILTER_POSITION_CHANGED)
+    return sorted(violations)
+
+
+# --- The contract -----------------------------------------------------------
+
+
+def contract_errors(response: Any) -> list[ContractViolation]:
+    """Every contract error of a response, resolved through the matching ``next`` alternative.
+
+    A failed ``oneOf`` at ``/next`` is replaced by the errors of the
+    alternative whose ``kind``/``operation`` matches; when none matches, the
+    error is ``unknown_action`` at ``/next``. Sorted by path; no content.
+    """
+    if fast_validator(RESPONSE_SCHEMA).is_valid(response):
+        return []
+    validator = schema_validator(RESPONSE_SCHEMA)
+    found: set[ContractViolation] = set()
+    for error in validator.iter_errors(response):
+        parts = list(error.absolute_path)
+        if parts == ["next"] and error.validator == "oneOf":
+            reference = next_alternative(response.get("next"))
+            if reference is None:
+                found.add(ContractViolation("/next", "unknown_action"))
+                continue
+            sub = validator.evolve(schema={"$ref": reference})
+            for inner in sub.iter_errors(response["next"]):
+                path = to_pointer(["next", *inner.absolute_path])
+                found.add(ContractViolation(path, str(inner.validator)))
+            continue
+        found.add(ContractViolation(to_pointer(parts), str(error.validator)))
+    return sorted(found, key=lambda v: (v.path, v.keyword))
+
+
+def next_alternative(step: Any) -> str | None:
+    """The ``$ref`` of the ``next`` alternative that ``kind``/``operation`` select, or None."""
+    if not isinstance(step, dict):
+        return None
+    if step.get("kind") == "conclusion":
+        return "#/$defs/next_conclusion"
+    if step.get("kind") != "tool":
+        return None
+    operation = step.get("operation")
+    if operation == "project.query":
+        return "#/$defs/next_project_query"
+    if isinstance(operation, str) and operation in SNAPSHOT_OPERATIONS:
+        return f"#/$defs/next_snapshot/{operation}"
+    return None
+
+
+def revalidate(repaired: Any) -> list[ContractViolation]:
+    """The full original contract on a rebuilt response (empty: it holds)."""
+    return contract_errors(repaired)
+
+
+# --- The call ---------------------------------------------------------------
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def build_repair_prompt(
+    response_text: str, error_path: str, schema_excerpt: Any, binding: RepairBinding
+) -> str:
+    """The whole ``investigation_format_repair_v1`` prompt.
+
+    It holds only the generated response, the error path, the schema excerpt
+    and the binding data: no case interpretation, code history, raw evidence
+    or research instructions. A response over 65,536 UTF-8 bytes is never
+    copied into a repair call (:class:`RepairError` ``repair_too_large``).
+    """
+    pointer_tokens(error_path)  # checks the form
+    if not error_path:
+        raise RepairError(ROOT_TARGET, "")
+    if len(response_text.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
+        raise RepairError(REPAIR_TOO_LARGE, "")
+    visible = ", ".join(binding.visible_evidence_ids) or "(none)"
+    return "\n".join(
+        [
+            f"Prompt: {PROMPT_ID}",
+            "Your previous answer has the right content but one part has the wrong JSON "
+            "structure. Restructure only the value at the error path so that it matches "
+            "the schema excerpt.",
+            "Rules: keep every value exactly (same text, number and type, same count); keep "
+            "each filter's column, operator and value in their places; do not add, drop, "
+            "translate or reinterpret anything; do not change anything outside the path.",
+            'Return only a JSON object {"replacement": <new value at the error path>}, '
+            "with no other text.",
+            "",
+            f"Hypothesis {binding.hypothesis_id}: {binding.hypothesis}",
+            f"Previous result: {binding.previous_result}",
+            f"Visible evidence IDs: {visible}",
+            "",
+            f"Error path: {error_path}",
+            f"Schema excerpt: {_compact(schema_excerpt)}",
+            "",
+            "Your previous answer:",
+            response_text,
+        ]
+    )
+
+
+def parse_replacement(reply_text: str) -> Any:
+    """The ``replacement`` of a repair reply; strict JSON with exactly that one key."""
+    if len(reply_text.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
+        raise RepairError(REPAIR_TOO_LARGE, "")
+    parsed = parse_strict(reply_text)
+    if isinstance(parsed, JsonFailure):
+        raise RepairError(REPLY_NOT_JSON, "")
+    value = parsed.value
+    if not isinstance(value, dict) or set(value) != {"replacement"}:
+        raise RepairError(REPLY_NOT_REPLACEMENT, "")
+    return value["replacement"]
+
+
+def evaluate_repair(original: dict[str, Any], path: str, reply_text: str) -> RepairOutcome:
+    """Parse, splice, preservation check and full re-validation of one repair reply."""
+    try:
+        repaired = splice(original, path, parse_replacement(reply_text))
+    except RepairError as error:
+        return RepairOutcome(False, None, (error.code,))
+    violations = check_preservation(original, repaired, path)
+    if violations:
+        return RepairOutcome(False, None, tuple(violations))
+    errors = revalidate(repaired)
+    if errors:
+        return RepairOutcome(False, None, ("contract_violation",))
+    return RepairOutcome(True, repaired, ())
+
+
+__all__ = [
+    "FILTER_POSITION_CHANGED",
+    "INVALID_POINTER",
+    "NAMED_MAPPING_LOST",
+    "OUTSIDE_PATH_CHANGED",
+    "PATH_MISSING",
+    "PROMPT_ID",
+    "REPAIR_TOO_LARGE",
+    "REPLY_NOT_JSON",
+    "REPLY_NOT_REPLACEMENT",
+    "ROOT_TARGET",
+    "SCALAR_MULTISET_CHANGED",
+    "SNAPSHOT_OPERATIONS",
+    "ContractViolation",
+    "RepairBinding",
+    "RepairError",
+    "RepairOutcome",
+    "build_repair_prompt",
+    "check_preservation",
+    "contract_errors",
+    "evaluate_repair",
+    "filter_triples",
+    "flat_filter_groups",
+    "next_alternative",
+    "parse_replacement",
+    "revalidate",
+    "same",
+    "splice",
+    "to_pointer",
+    "value_at",
+]
