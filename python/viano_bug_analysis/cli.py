@@ -3,6 +3,8 @@
     vba query PACKAGE REQUEST.json [--pretty]   answer one investigation batch
     vba schema request|result                   print a bundled JSON Schema
     vba case create SPEC.json OUT_DIR           build a case package from a spec
+    vba case build SPEC.json PACKAGE [--project-config C]
+                                                build or extend a case revision, enriched
     vba research --config C --query Q.json      answer one live project query
 
 Exit codes: 0 success, 2 rejected input (the error code and message go to
@@ -74,6 +76,12 @@ def _cmd_case_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_case_build(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.case.build_command import run_build
+
+    return run_build(args)
+
+
 def _cmd_research(args: argparse.Namespace) -> int:
     from viano_bug_analysis.project_research.__main__ import run
 
@@ -100,6 +108,17 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("spec", type=Path, help="case-spec-v1 JSON file")
     create.add_argument("out_dir", type=Path, help="new package directory (must not exist)")
     create.set_defaults(run=_cmd_case_create)
+    build = case_commands.add_parser(
+        "build", help="build a case revision, enriched through ProjectResearch (resumable)"
+    )
+    build.add_argument("spec", type=Path, help="case-spec-v1 JSON file")
+    build.add_argument("package", type=Path, help="package directory (created or extended)")
+    build.add_argument("--project-config", help="ProjectResearch TOML; without it: no enrichment")
+    build.add_argument(
+        "--profile", default="vcore", help="enrichment profile: 'vcore' or a TOML file"
+    )
+    build.add_argument("--json", action="store_true", help="print the facts as JSON")
+    build.set_defaults(run=_cmd_case_build)
 
     research = commands.add_parser(
         "research", help="answer one project-query-v1 query (live git / database, read-only)"

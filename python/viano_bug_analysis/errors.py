@@ -65,3 +65,9 @@ class ReadError(VbaError):
 
 class CaseError(VbaError):
     """A case package (manifest, case.json, attachments) or a case spec is unusable."""
+
+
+class EnrichmentError(VbaError):
+    """Case enrichment could not run: a bad enrichment profile
+    (``details["key"]`` names the key), or an unfinished build that does not
+    match the inputs or journal it would resume."""

@@ -106,15 +106,16 @@ def test_smart_scripts_source_type_keeps_entities_apart(source: MariaDbSource) -
     any_type = rows(
         source, "smart_scripts", ["entryorguid", "source_type"], f("entryorguid", "eq", 90002)
     )
-    assert [row["source_type"] for row in any_type["rows"]] == [1]
+    assert [row["source_type"] for row in any_type["rows"]] == [0, 0, 1]
     creature_only = rows(
         source,
         "smart_scripts",
-        ["id"],
+        ["id", "source_type"],
         f("entryorguid", "eq", 90002),
         f("source_type", "eq", 0),
     )
-    assert creature_only["rows"] == [] and creature_only["complete_filtered_rows"] is True
+    assert creature_only["rows"] == [{"id": 0, "source_type": 0}, {"id": 1, "source_type": 0}]
+    assert creature_only["complete_filtered_rows"] is True
 
 
 # --- operators ------------------------------------------------------------------------------

@@ -152,6 +152,7 @@ def load_package(package_path: str | os.PathLike[str]) -> CasePackage:
             )
     hypothesis_ids = _hypothesis_ids(case)
     _check_inputs(case, attachments)
+    _check_project_research(root, case, case_rel)
     entries = _context_entries(case)
     for ref in attachments.values():
         _check_attachment_stat(root, ref)
@@ -223,6 +224,30 @@ def _manifest_attachments(root: str, manifest: dict[str, Any]) -> dict[str, Atta
             )
         attachments[rel] = AttachmentRef(rel, item["sha256"], item["size"])
     return attachments
+
+
+def _check_project_research(root: str, case: Mapping[str, Any], case_rel: str) -> None:
+    """The enrichment index a case names must be there, unchanged."""
+    ref = case.get("project_research")
+    if ref is None:
+        return
+    index_rel: str = ref["index"]["path"]
+    index_abs = _inside_package(root, index_rel, "/project_research/index/path")
+    try:
+        with open(index_abs, "rb", opener=lambda p, f: os.open(p, f | _OPEN_FLAGS)) as handle:
+            data = handle.read(MAX_CASE_BYTES + 1)
+    except OSError:
+        raise CaseError(
+            "case_invalid",
+            f"{case_rel}: the enrichment index cannot be read",
+            {"file": case_rel, "reason": "enrichment index missing"},
+        ) from None
+    if sha256_hex(data) != ref["index"]["sha256"]:
+        raise CaseError(
+            "case_stale",
+            "the enrichment index does not hash to the SHA-256 the case records",
+            {"file": index_rel},
+        )
 
 
 def _inside_package(root: str, rel: str, pointer: str) -> str:

@@ -150,11 +150,20 @@ def _check(document: Mapping[str, Any]) -> None:
 
 
 class CaptureStore:
-    """The captures of one case package directory (``analysis/evidence/captures``)."""
+    """The captures of one case package directory (``analysis/evidence/captures``).
 
-    def __init__(self, package_path: str | os.PathLike[str]) -> None:
+    ``subdirectory`` (relative, inside the package) lets case enrichment keep
+    its captures apart, under ``research/project/...``.
+    """
+
+    def __init__(
+        self, package_path: str | os.PathLike[str], subdirectory: Path = CAPTURES_DIR
+    ) -> None:
+        if subdirectory.is_absolute() or ".." in subdirectory.parts or not subdirectory.parts:
+            raise CaptureError("capture_path_outside_package", "captures must lie in the package")
         self.package_path = Path(package_path)
-        self.directory = self.package_path / CAPTURES_DIR
+        self._relative = subdirectory
+        self.directory = self.package_path / subdirectory
 
     def path_of(self, sha256: str) -> Path:
         _check_name(sha256)
@@ -245,7 +254,7 @@ class CaptureStore:
         if not package.is_dir():
             raise CaptureError("package_missing", "the case package directory does not exist")
         current = package
-        for part in CAPTURES_DIR.parts:
+        for part in self._relative.parts:
             current = current / part
             if current.is_symlink():
                 # A symlinked analysis/ or evidence/ would write outside the package.

@@ -1,0 +1,80 @@
+"""``vba case build``: progress on stderr while enrichment runs, a summary on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+import orjson
+
+from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.enrichment import load_profile, research_origin, summarize, vcore_profile
+from viano_bug_analysis.project_research import ProjectResearch, ResearchUnavailable, load_config
+
+EXIT_RESEARCH_UNAVAILABLE = 3
+
+
+class ProgressLine:
+    """One updating status line on a terminal; plain lines when piped."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._tty = stream.isatty()
+
+    def __call__(self, text: str) -> None:
+        if self._tty:
+            self._stream.write("\r\x1b[K" + text[:100])
+        else:
+            self._stream.write(text + "\n")
+        self._stream.flush()
+
+    def done(self) -> None:
+        if self._tty:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
+
+
+def run_build(args: argparse.Namespace) -> int:
+    progress = ProgressLine(sys.stderr)
+    profile = vcore_profile() if args.profile == "vcore" else load_profile(args.profile)
+    try:
+        if args.project_config:
+            config = load_config(args.project_config)
+            with ProjectResearch(config) as research:
+                built = CaseBuilder(
+                    args.spec,
+                    args.package,
+                    profile=profile,
+                    project_research=research,
+                    research_origin=research_origin(config),
+                    progress=progress,
+                ).build()
+        else:
+            built = CaseBuilder(args.spec, args.package, progress=progress).build()
+    except ResearchUnavailable as err:
+        progress.done()
+        line = {"error": err.code, "message": err.message, "details": err.details}
+        sys.stderr.write(orjson.dumps(line).decode() + "\n")
+        sys.stderr.write("research unavailable: run the same command again to resume\n")
+        return EXIT_RESEARCH_UNAVAILABLE
+    progress.done()
+    if args.json:
+        document = {
+            "package_id": built.package.package_id,
+            "revision": built.revision,
+            "new_revision": built.new_revision,
+            "queries_asked": built.asked,
+            "queries": len(built.queries),
+            "facts": built.facts,
+        }
+        sys.stdout.write(orjson.dumps(document).decode() + "\n")
+        return 0
+    state = "built" if built.new_revision else "unchanged (same inputs)"
+    print(f"package {built.package.package_id}: revision {built.revision} {state}")
+    print(f"path: {built.package.path}")
+    if built.new_revision and args.project_config:
+        print(f"enrichment: {len(built.queries)} queries ({built.asked} asked by this run)")
+    for fact_line in summarize(built.facts):
+        print("  " + fact_line)
+    return 0

@@ -1,0 +1,437 @@
+"""CaseBuilder: case revisions from raw inputs, enriched through ProjectResearch.
+
+    builder = CaseBuilder("case-spec.json", "packages/BUG-20",
+                          profile=vcore_profile(), project_research=research)
+    built = builder.build()      # BuildResult: package, revision, facts, queries
+
+A package built here keeps every revision: ``revisions/r0001/case.json``,
+``revisions/r0002/case.json``, ... The manifest is the commit point: it is
+replaced (atomically) only after a revision is complete, so a reader always
+sees the last finished revision. Everything else is written once and never
+changed. Rebuilding with the same raw inputs, profile and research origin
+changes nothing; new raw inputs make a new revision. An interrupted build is
+finished by running it again (see docs/case-enrichment.md for the exact
+steps and what is replayed). The builder never diagnoses and never calls an
+LLM: enrichment facts say what the project data holds, nothing more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from viano_bug_analysis.case.canonical import canonical_bytes, sha256_hex
+from viano_bug_analysis.case.create import (
+    _check_spec,
+    _copy_zip,
+    _hash_file,
+    _member_digests,
+    _read_spec,
+    _zip_directory,
+)
+from viano_bug_analysis.case.package import (
+    ATTACHMENTS_DIR,
+    MANIFEST_NAME,
+    CasePackage,
+    load_package,
+    verify_attachment,
+)
+from viano_bug_analysis.enrichment.engine import Enricher
+from viano_bug_analysis.enrichment.extract import MemberLines, Mention, extract_mentions
+from viano_bug_analysis.enrichment.files import make_dirs, replace_atomically, write_once
+from viano_bug_analysis.enrichment.journal import Research, StepJournal
+from viano_bug_analysis.enrichment.profile import EnrichmentProfile
+from viano_bug_analysis.errors import CaseError, EnrichmentError
+from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
+
+REVISIONS_DIR = "revisions"
+RESEARCH_DIR = "research/project"
+INPUTS_FORMAT = "viano-case-build-inputs"
+INDEX_FORMAT = "viano-enrichment-index"
+MAX_EXTRACT_MEMBER_BYTES = 8 * 1024 * 1024
+LOCK_NAME = ".build.lock"
+
+BuildHook = Callable[[str], None]
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    package: CasePackage
+    revision: int
+    new_revision: bool
+    facts: list[dict[str, Any]]
+    queries: list[dict[str, Any]]
+    asked: int  # queries this process sent to ProjectResearch (0 when replayed or unchanged)
+
+
+class CaseBuilder:
+    def __init__(
+        self,
+        spec: Mapping[str, Any] | str | os.PathLike[str],
+        package_dir: str | os.PathLike[str],
+        *,
+        base_dir: str | os.PathLike[str] | None = None,
+        profile: EnrichmentProfile | None = None,
+        project_research: Research | None = None,
+        research_origin: Mapping[str, Any] | None = None,
+        progress: Progress | None = None,
+        after_step: BuildHook | None = None,
+    ) -> None:
+        """``research_origin`` identifies what ProjectResearch reads (git URL and
+        commit, database snapshot IDs); it is part of a revision's identity, so a
+        new commit or snapshot makes a new revision. ``after_step`` is called after
+        every durable step (tests use it to interrupt the build there)."""
+        if project_research is not None and profile is None:
+            raise EnrichmentError(
+                "profile_missing", "enrichment needs an enrichment profile", {"key": ""}
+            )
+        self._spec, self._base = _read_spec(spec, base_dir)
+        _check_spec(self._spec)
+        self._root = Path(os.path.abspath(package_dir))
+        self._profile = profile if project_research is not None else None
+        self._research = project_research
+        self._origin = dict(research_origin or {})
+        self._progress = progress or (lambda _text: None)
+        self._hook = after_step or (lambda _point: None)
+
+    def build(self) -> BuildResult:
+        make_dirs(self._root)
+        with _locked(self._root / LOCK_NAME):
+            return self._build()
+
+    # -- the steps ----------------------------------------------------------------------
+
+    def _build(self) -> BuildResult:
+        finished = _finished_revision(self._root)
+        self._progress("staging attachments")
+        attachments = self._stage_attachments(finished + 1)
+        inputs = self._inputs_record(attachments)
+        inputs_sha256 = sha256_hex(canonical_bytes(inputs))
+        if finished and self._stored_inputs_sha256(finished) == inputs_sha256:
+            package = load_package(self._root)
+            self._discard_staged(attachments)
+            return BuildResult(package, finished, False, _index_facts(package), [], 0)
+        revision = finished + 1
+        rev_dir = self._root / REVISIONS_DIR / f"r{revision:04d}"
+        self._place_attachments(attachments, revision)
+        inputs = self._inputs_record(attachments)
+        try:
+            write_once(rev_dir / "inputs.json", canonical_bytes(inputs))
+        except EnrichmentError as err:
+            raise EnrichmentError(
+                "build_pending_differs",
+                "an unfinished build of this revision used other inputs; finish it with its "
+                "own inputs or remove its revision directory",
+                {"revision": revision},
+            ) from err
+        self._hook("inputs-staged")
+        case = self._case_document(revision, attachments)
+        facts: list[dict[str, Any]] = []
+        queries: list[dict[str, Any]] = []
+        asked = 0
+        if self._research is not None:
+            index_rel, index_sha256, facts, queries, asked = self._enrich(revision, case, rev_dir)
+            case["project_research"] = {
+                "format_version": 1,
+                "index": {"path": index_rel, "sha256": index_sha256},
+            }
+        case_bytes = canonical_bytes(case)
+        case_rel = f"{REVISIONS_DIR}/r{revision:04d}/case.json"
+        write_once(self._root / case_rel, case_bytes)
+        self._hook("case-written")
+        self._write_manifest(revision, case_rel, sha256_hex(case_bytes), attachments)
+        self._hook("manifest-written")
+        package = load_package(self._root)
+        for rel in package.attachments:
+            verify_attachment(package, rel)
+        return BuildResult(package, revision, True, facts, queries, asked)
+
+    def _stage_attachments(self, revision: int) -> list[dict[str, Any]]:
+        staging = self._root / REVISIONS_DIR / f".staging-{secrets.token_hex(6)}"
+        make_dirs(staging)
+        staged = []
+        try:
+            for a_index, attachment in enumerate(self._spec["attachments"]):
+                target = staging / attachment["name"]
+                if "zip" in attachment:
+                    _copy_zip(self._base / attachment["zip"], target, a_index)
+                else:
+                    _zip_directory(self._base / attachment["directory"], target, a_index)
+                sha256, size = _hash_file(target)
+                digests = _member_digests(target, attachment["members"], a_index)
+                staged.append(
+                    {
+                        "spec": attachment,
+                        "file": target,
+                        "sha256": sha256,
+                        "size": size,
+                        "digests": digests,
+                        "path": None,
+                    }
+                )
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return staged
+
+    def _discard_staged(self, attachments: list[dict[str, Any]]) -> None:
+        if attachments:
+            shutil.rmtree(attachments[0]["file"].parent, ignore_errors=True)
+        else:
+            for staging in (self._root / REVISIONS_DIR).glob(".staging-*"):
+                shutil.rmtree(staging, ignore_errors=True)
+
+    def _place_attachments(self, attachments: list[dict[str, Any]], revision: int) -> None:
+        """Links each staged ZIP under attachments/, never replacing another file."""
+        for item in attachments:
+            name: str = item["spec"]["name"]
+            candidates = [name, f"{name[: -len('.zip')]}.r{revision:04d}.zip"]
+            for candidate in candidates:
+                target = self._root / ATTACHMENTS_DIR / candidate
+                if target.exists():
+                    if _hash_file(target) == (item["sha256"], item["size"]):
+                        item["path"] = f"{ATTACHMENTS_DIR}/{candidate}"
+                        break
+                    continue
+                write_once(target, item["file"].read_bytes())
+                item["path"] = f"{ATTACHMENTS_DIR}/{candidate}"
+                break
+            if item["path"] is None:
+                raise CaseError(
+                    "attachment_name_taken",
+                    "attachment names of this revision are taken by other files",
+                    {"attachment": name},
+                )
+        self._discard_staged(attachments)
+
+    def _inputs_record(self, attachments: list[dict[str, Any]]) -> dict[str, Any]:
+        spec = self._spec
+        return {
+            "format": INPUTS_FORMAT,
+            "format_version": 1,
+            "case_id": spec["case_id"],
+            "phase": spec["phase"],
+            "report": spec["report"],
+            "hypotheses": spec["hypotheses"],
+            "attachments": [
+                {
+                    "name": item["spec"]["name"],
+                    "classification": item["spec"]["classification"],
+                    "members": item["spec"]["members"],
+                    "sha256": item["sha256"],
+                    "size": item["size"],
+                }
+                for item in attachments
+            ],
+            "enrichment": None
+            if self._profile is None
+            else {"profile": self._profile.name, "profile_sha256": self._profile.sha256},
+            "research_origin": self._origin if self._research is not None else None,
+        }
+
+    def _stored_inputs_sha256(self, revision: int) -> str | None:
+        path = self._root / REVISIONS_DIR / f"r{revision:04d}" / "inputs.json"
+        try:
+            return sha256_hex(path.read_bytes())
+        except FileNotFoundError:
+            return None
+
+    def _case_document(self, revision: int, attachments: list[dict[str, Any]]) -> dict[str, Any]:
+        inputs: list[dict[str, Any]] = []
+        source_context: list[dict[str, Any]] = []
+        database_context: list[dict[str, Any]] = []
+        for item in attachments:
+            spec = item["spec"]
+            inputs.append(
+                {
+                    "attachment": item["path"],
+                    "sha256": item["sha256"],
+                    "size": item["size"],
+                    "classification": spec["classification"],
+                }
+            )
+            for member, (sha256, size) in zip(spec["members"], item["digests"], strict=True):
+                entry = {
+                    "source_ref": member["source_ref"],
+                    "role": member["role"],
+                    "attachment": item["path"],
+                    "member": member["member"],
+                    "sha256": sha256,
+                    "size": size,
+                    "metadata": member.get("metadata", {}),
+                }
+                (source_context if member["role"] == "source_file" else database_context).append(
+                    entry
+                )
+        return {
+            "format": "viano-case",
+            "format_version": 1,
+            "case_id": self._spec["case_id"],
+            "analysis_revision": revision,
+            "report": self._spec["report"],
+            "hypotheses": self._spec["hypotheses"],
+            "inputs": inputs,
+            "source_context": source_context,
+            "database_context": database_context,
+        }
+
+    def _enrich(
+        self, revision: int, case: dict[str, Any], rev_dir: Path
+    ) -> tuple[str, str, list[dict[str, Any]], list[dict[str, Any]], int]:
+        assert self._profile is not None and self._research is not None
+        research_rel = Path(RESEARCH_DIR, f"r{revision:04d}")
+        index_rel = f"{research_rel.as_posix()}/index.json"
+        index_path = self._root / index_rel
+        if index_path.exists():
+            # The enrichment checkpoint of this revision is done: never repeated.
+            data = index_path.read_bytes()
+            index = orjson.loads(data)
+            return index_rel, sha256_hex(data), index["facts"], index["queries"], 0
+        self._progress("reading entity mentions")
+        mentions = extract_mentions(
+            self._profile, case["report"], self._member_lines(case["source_context"])
+        )
+        journal = StepJournal(self._root, research_rel, self._research, hook=self._hook)
+        captures_rel = (research_rel / "captures").as_posix()
+        enricher = Enricher(
+            self._profile,
+            journal.run,
+            capture_path=lambda sha: f"{captures_rel}/{sha}.json",
+            progress=self._progress,
+        )
+        run = enricher.run(mentions)
+        journal.finished_cleanly()
+        index = {
+            "format": INDEX_FORMAT,
+            "format_version": 1,
+            "case_id": case["case_id"],
+            "analysis_revision": revision,
+            "profile": {"name": self._profile.name, "sha256": self._profile.sha256},
+            "research_origin": self._origin,
+            "mentions": [_mention_view(m) for m in mentions],
+            "queries": run.queries,
+            "facts": run.facts,
+        }
+        data = _compact(index)
+        write_once(index_path, data)
+        self._hook("index-written")
+        return index_rel, sha256_hex(data), run.facts, run.queries, journal.asked
+
+    def _member_lines(self, source_context: list[dict[str, Any]]) -> Iterator[MemberLines]:
+        for entry in source_context:
+            ref = MemberRef(entry["member"], entry["sha256"], entry["size"])
+            path = self._root / entry["attachment"]
+            if entry["size"] > MAX_EXTRACT_MEMBER_BYTES:
+                continue
+
+            def lines(path: Path = path, ref: MemberRef = ref) -> Iterable[tuple[int, str]]:
+                try:
+                    text = SnapshotArchive(path).read_text(ref, max_bytes=ref.size)
+                except CaseError:
+                    return []
+                except Exception:  # a member that is not text names no entity
+                    return []
+                return [(n, t) for n, t, _cut in text.lines(1, text.line_count, 4096)]
+
+            yield MemberLines(entry["source_ref"], entry["member"], lines)
+
+    def _write_manifest(
+        self, revision: int, case_rel: str, case_sha256: str, attachments: list[dict[str, Any]]
+    ) -> None:
+        previous = self._read_manifest()
+        package_id = (
+            previous["package_id"]
+            if previous
+            else self._spec.get("package_id")
+            or f"pkg-{self._spec['case_id'].lower()}-{case_sha256[:12]}"
+        )
+        manifest = {
+            "format": "viano-case-package",
+            "format_version": 1,
+            "package_id": package_id,
+            "case_id": self._spec["case_id"],
+            "analysis_revision": revision,
+            "generation": revision,
+            "phase": self._spec["phase"],
+            "status": {"state": "active"},
+            "case": {"path": case_rel, "sha256": case_sha256},
+            "attachments": [
+                {"path": item["path"], "sha256": item["sha256"], "size": item["size"]}
+                for item in attachments
+            ],
+        }
+        replace_atomically(self._root / MANIFEST_NAME, canonical_bytes(manifest))
+
+    def _read_manifest(self) -> dict[str, Any] | None:
+        try:
+            manifest: dict[str, Any] = orjson.loads((self._root / MANIFEST_NAME).read_bytes())
+        except FileNotFoundError:
+            return None
+        return manifest
+
+
+def _finished_revision(root: Path) -> int:
+    """The revision the manifest commits to (0: none yet)."""
+    if not (root / MANIFEST_NAME).exists():
+        if any(
+            p
+            for p in root.iterdir()
+            if p.name not in {LOCK_NAME, REVISIONS_DIR, "attachments", "research"}
+        ):
+            raise CaseError(
+                "package_not_buildable",
+                "the directory holds files that are not part of a case build",
+                {},
+            )
+        return 0
+    return load_package(root).analysis_revision
+
+
+def _index_facts(package: CasePackage) -> list[dict[str, Any]]:
+    ref = package.case.get("project_research")
+    if not ref:
+        return []
+    index = orjson.loads((package.path / ref["index"]["path"]).read_bytes())
+    facts: list[dict[str, Any]] = index["facts"]
+    return facts
+
+
+def _mention_view(mention: Mention) -> dict[str, Any]:
+    return {
+        "entity_type": mention.entity_type,
+        "entity_id": mention.entity_id,
+        "where": dict(mention.where),
+    }
+
+
+def _compact(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One builder per package at a time (an advisory lock, released on exit or death)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CaseError(
+                "package_busy", "another build of this package is running", {}
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+__all__ = ["BuildResult", "CaseBuilder"]

@@ -1,0 +1,37 @@
+"""Case enrichment through ProjectResearch (SPEC §7).
+
+    from viano_bug_analysis.case.builder import CaseBuilder
+    from viano_bug_analysis.enrichment import vcore_profile, research_origin
+
+The profile (:mod:`.profile`) says what to look up; :mod:`.extract` finds the
+IDs a case names; :mod:`.engine` runs the lookups and relationships through a
+journal (:mod:`.journal`) that makes an interrupted build resumable without
+asking anything twice; :mod:`.context` selects what the investigation prompt
+sees. See docs/case-enrichment.md.
+"""
+
+from viano_bug_analysis.enrichment.context import (
+    PROMPT_VERSION,
+    load_index,
+    project_prompt_context,
+    research_origin,
+)
+from viano_bug_analysis.enrichment.profile import (
+    EnrichmentProfile,
+    load_profile,
+    parse_profile,
+    vcore_profile,
+)
+from viano_bug_analysis.enrichment.summary import summarize
+
+__all__ = [
+    "PROMPT_VERSION",
+    "EnrichmentProfile",
+    "load_index",
+    "load_profile",
+    "parse_profile",
+    "project_prompt_context",
+    "research_origin",
+    "summarize",
+    "vcore_profile",
+]

@@ -1,0 +1,130 @@
+"""What the investigation prompt ``investigation_project_v1`` sees of the enrichment.
+
+The full index stays archived in the package; the prompt gets a
+deterministic, labelled selection of it: every fact once, in fact-ID order,
+with a short provenance reference instead of the whole origin record. Left
+out (and said so): the input inventory of the case and results that repeat
+an earlier one word for word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from viano_bug_analysis.case.package import CasePackage
+from viano_bug_analysis.project_research.config import ResearchConfig
+
+PROMPT_VERSION = "investigation_project_v1"
+SELECTION_VERSION = "project-context-v1"
+
+LABELS = {
+    "case_mention": "named in the case inputs",
+    "project_entity": "project data: an entity as the world database defines it",
+    "project_rows": "project data: rows of the world database",
+    "project_description": "project data: text that describes intended mechanics, "
+    "not an executed server action",
+    "project_relationship": "project data: a configured reference, not a runtime observation "
+    "and not a cause",
+    "project_source_hits": "project source: lines at the pinned commit",
+    "project_empty_result": "finding about one table or search only",
+    "project_context_coverage": "coverage: what the enrichment did not read",
+}
+
+
+def research_origin(config: ResearchConfig) -> dict[str, Any]:
+    """The identity of what ProjectResearch reads, recorded with every revision."""
+    origin: dict[str, Any] = {}
+    if config.source is not None:
+        origin["git"] = {"url": config.source.url, "commit": config.source.commit}
+    if config.database is not None:
+        origin["database"] = {
+            "snapshot_id": config.database.snapshot_id,
+            "databases": sorted(config.database.allow),
+        }
+    return origin
+
+
+def load_index(package: CasePackage) -> dict[str, Any] | None:
+    """The enrichment index of the package's current revision (hash-checked on load)."""
+    ref = package.case.get("project_research")
+    if not ref:
+        return None
+    index: dict[str, Any] = orjson.loads((package.path / ref["index"]["path"]).read_bytes())
+    return index
+
+
+def project_prompt_context(package: CasePackage) -> dict[str, Any] | None:
+    """The labelled, deterministic selection for ``investigation_project_v1``."""
+    index = load_index(package)
+    if index is None:
+        return None
+    selected: list[dict[str, Any]] = []
+    duplicates: list[str] = []
+    seen: dict[bytes, str] = {}
+    for fact in index["facts"]:
+        view = _prompt_view(fact)
+        key = orjson.dumps(
+            {k: v for k, v in view.items() if k not in {"fact_id", "purpose", "source"}},
+            option=orjson.OPT_SORT_KEYS,
+        )
+        if fact["kind"] in {"project_rows", "project_source_hits"} and key in seen:
+            duplicates.append(fact["fact_id"])
+            continue
+        seen[key] = fact["fact_id"]
+        selected.append(view)
+    return {
+        "prompt": PROMPT_VERSION,
+        "selection": SELECTION_VERSION,
+        "analysis_revision": index["analysis_revision"],
+        "research_origin": index["research_origin"],
+        "labels": LABELS,
+        "facts": selected,
+        "left_out": {
+            "input_inventory": True,
+            "duplicate_results": duplicates,
+            "note": "the full enrichment index stays archived in the package",
+        },
+    }
+
+
+def _prompt_view(fact: Mapping[str, Any]) -> dict[str, Any]:
+    # Boilerplate statements are carried by the label; empty results and
+    # coverage keep theirs, because the statement is the finding.
+    keep_statement = fact["kind"] in {"project_empty_result", "project_context_coverage"}
+    dropped = {"provenance", "name_provenance", "purpose"} | (
+        set() if keep_statement else {"statement"}
+    )
+    view = {k: v for k, v in fact.items() if k not in dropped}
+    view["label"] = LABELS[fact["kind"]]
+    if "provenance" in fact:
+        view["source"] = _reference(fact["provenance"])
+    if "from" in fact:
+        view["from"] = {
+            k: v for k, v in fact["from"].items() if k not in {"capture_sha256", "capture_path"}
+        }
+        view["from"]["source"] = _reference(fact["from"])
+    if "to" in fact:
+        view["to"] = {
+            k: v
+            for k, v in fact["to"].items()
+            if k not in {"capture_sha256", "capture_path", "query_sha256"}
+        }
+    return view
+
+
+def _reference(provenance: Mapping[str, Any]) -> str:
+    """``capture:<first 12 hex>#<JSON Pointer>`` — enough to cite, short to read."""
+    return f"capture:{provenance['capture_sha256'][:12]}#{provenance['pointer']}"
+
+
+__all__ = [
+    "LABELS",
+    "PROMPT_VERSION",
+    "SELECTION_VERSION",
+    "load_index",
+    "project_prompt_context",
+    "research_origin",
+]

@@ -1,0 +1,483 @@
+"""The enrichment run: entity lookups, then configured relationships, breadth first.
+
+Deterministic: the same mentions, profile and answers give the same queries
+in the same order and the same facts with the same IDs, which is what lets
+an interrupted build replay its journal. Facts state what the project data
+says (a row, a name, a text, a reference, a source line); none of them says
+that something happened at runtime or caused the bug.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from viano_bug_analysis.enrichment.extract import Mention
+from viano_bug_analysis.enrichment.journal import StepOutcome
+from viano_bug_analysis.enrichment.profile import (
+    EnrichmentProfile,
+    EntityLookup,
+    Relationship,
+    Scalar,
+)
+from viano_bug_analysis.project_research import Capture, query_sha256
+
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,255}")
+ROWS_POINTER = "/result/result/rows"
+MATCHES_POINTER = "/result/result/matches"
+
+RunQuery = Callable[[Mapping[str, Any]], StepOutcome]
+Progress = Callable[[str], None]
+
+
+@dataclass
+class _Origin:
+    """Where a relationship starts: one value in one returned row."""
+
+    relationship: Relationship
+    table: str
+    id_value: Any
+    value: Any
+    capture_sha256: str
+    pointer: str
+
+
+@dataclass
+class _Work:
+    depth: int
+    query: dict[str, Any]
+    table: str | None  # None for a source query
+    lookup: EntityLookup | None
+    purpose: dict[str, Any]
+    origins: list[_Origin] = field(default_factory=list)
+
+
+@dataclass
+class EnrichmentRun:
+    facts: list[dict[str, Any]]
+    queries: list[dict[str, Any]]  # one per asked step, in order
+
+
+def _typed(value: Any) -> tuple[str, Any]:
+    return (type(value).__name__, value)
+
+
+class Enricher:
+    def __init__(
+        self,
+        profile: EnrichmentProfile,
+        run_query: RunQuery,
+        *,
+        capture_path: Callable[[str], str],
+        progress: Progress | None = None,
+    ) -> None:
+        self._profile = profile
+        self._run = run_query
+        self._capture_path = capture_path
+        self._progress = progress or (lambda _text: None)
+        self._facts: list[dict[str, Any]] = []
+        self._queries: list[dict[str, Any]] = []
+        self._queue: deque[_Work] = deque()
+        self._pending: dict[str, _Work] = {}  # query key -> queued work
+        self._done: dict[str, StepOutcome] = {}  # query key -> answer
+        self._relationships = 0
+        self._ignored: dict[str, int] = {}
+
+    # -- public -------------------------------------------------------------------------
+
+    def run(self, mentions: Sequence[Mention]) -> EnrichmentRun:
+        for mention in mentions:
+            self._fact(
+                "case_mention",
+                entity_type=mention.entity_type,
+                entity_id=mention.entity_id,
+                where=dict(mention.where),
+                statement="the case inputs name this ID; existence and meaning come from the "
+                "project facts",
+            )
+        for entity_type, entity_id in sorted({(m.entity_type, m.entity_id) for m in mentions}):
+            lookup = self._profile.entities[entity_type]
+            self._enqueue(
+                _Work(
+                    0,
+                    self._rows_query(lookup.table, lookup.columns, lookup.column, entity_id, ()),
+                    lookup.table,
+                    lookup,
+                    {"kind": "entity_lookup", "entity_type": entity_type, "entity_id": entity_id},
+                )
+            )
+        while self._queue:
+            work = self._queue.popleft()
+            key = _key(work.query)
+            del self._pending[key]
+            if len(self._queries) >= self._profile.limits.max_queries:
+                self._skip(work, "max_queries")
+                continue
+            self._progress(f"query {len(self._queries) + 1}: {_describe(work)}")
+            outcome = self._run(work.query)
+            self._done[key] = outcome
+            self._queries.append(
+                {
+                    "step": outcome.step,
+                    "query_sha256": outcome.query_sha256,
+                    "capture_sha256": outcome.capture.sha256 if outcome.capture else None,
+                    "refused_code": outcome.refused_code,
+                    "depth": work.depth,
+                    "purpose": work.purpose,
+                }
+            )
+            self._answered(work, outcome)
+        for relation, count in sorted(self._ignored.items()):
+            self._fact(
+                "project_context_coverage",
+                reason="value_not_followed",
+                relation=relation,
+                count=count,
+                statement="values that mean 'no reference' in this profile (ignore_values) "
+                "were not followed",
+            )
+        return EnrichmentRun(self._facts, self._queries)
+
+    # -- queue --------------------------------------------------------------------------
+
+    def _enqueue(self, work: _Work) -> None:
+        key = _key(work.query)
+        if key in self._done:
+            for origin in work.origins:
+                self._relationship_fact(origin, work, self._done[key])
+            return
+        if key in self._pending:
+            self._pending[key].origins.extend(work.origins)
+            return
+        self._pending[key] = work
+        self._queue.append(work)
+
+    def _skip(self, work: _Work, reason: str) -> None:
+        self._fact(
+            "project_context_coverage",
+            reason=reason,
+            purpose=work.purpose,
+            query=work.query,
+            statement=f"not queried: the {reason} bound of the enrichment profile was reached; "
+            "the project context is incomplete here",
+        )
+
+    # -- answers ------------------------------------------------------------------------
+
+    def _answered(self, work: _Work, outcome: StepOutcome) -> None:
+        capture = outcome.capture
+        if capture is None:
+            self._fact(
+                "project_context_coverage",
+                reason="query_refused",
+                code=outcome.refused_code,
+                purpose=work.purpose,
+                query=work.query,
+                statement="ProjectResearch refused this query; nothing is known from it",
+            )
+            for origin in work.origins:
+                self._relationship_fact(origin, work, outcome)
+            return
+        target: str | None = (
+            self._source_hits(work, capture) if work.table is None else self._rows(work, capture)
+        )
+        for origin in work.origins:
+            self._relationship_fact(origin, work, outcome, target)
+
+    def _rows(self, work: _Work, capture: Capture) -> str | None:
+        assert work.table is not None
+        result = capture.result["result"]
+        rows: list[dict[str, Any]] = result["rows"]
+        provenance = self._provenance(capture, ROWS_POINTER)
+        if not rows:
+            return self._fact(
+                "project_empty_result",
+                table=work.table,
+                filters=work.query["filters"],
+                purpose=work.purpose,
+                provenance=provenance,
+                statement=f"none in this table: no {work.table} row matches these filters. "
+                "This is a finding about this table only, not proof that the entity is "
+                "missing or that no other mechanism exists",
+            )
+        if not result["complete_filtered_rows"]:
+            self._fact(
+                "project_context_coverage",
+                reason="rows_page_limit",
+                table=work.table,
+                filters=work.query["filters"],
+                returned=len(rows),
+                statement="more rows match than rows_per_query; only the first page was read",
+            )
+        texts = self._profile.text_columns(work.table)
+        shown_rows: list[dict[str, Any]] = [dict(row) for row in rows]
+        rows_fact = self._fact(
+            "project_rows",
+            table=work.table,
+            filters=work.query["filters"],
+            purpose=work.purpose,
+            rows=shown_rows,
+            complete_filtered_rows=result["complete_filtered_rows"],
+            provenance=provenance,
+        )
+        for index, row in enumerate(rows):
+            for column, text in texts.items():
+                value = row.get(column)
+                if not isinstance(value, str) or not value.strip():
+                    continue
+                text_fact = self._fact(
+                    "project_description",
+                    table=work.table,
+                    source_column=column,
+                    role=text.role,
+                    text=value,
+                    row_fact=rows_fact,
+                    provenance=self._provenance(capture, f"{ROWS_POINTER}/{index}/{column}"),
+                    statement="text of the project data: it describes the intended mechanics, "
+                    "not an action the server performed",
+                )
+                # The rows fact keeps a reference, not a second copy of the text.
+                shown_rows[index][column] = {"text_ref": text_fact}
+            if work.lookup is not None and work.lookup.table == work.table:
+                self._entity_fact(work.lookup, row, capture, index)
+        for index, row in enumerate(rows):
+            self._follow(work, row, capture, index)
+        return rows_fact
+
+    def _entity_fact(
+        self, lookup: EntityLookup, row: Mapping[str, Any], capture: Capture, index: int
+    ) -> None:
+        name = row.get(lookup.name_column) if lookup.name_column else None
+        fields: dict[str, Any] = {
+            "entity_type": lookup.entity_type,
+            "entity_id": row.get(lookup.column),
+            "runtime_observed": False,
+            "provenance": self._provenance(capture, f"{ROWS_POINTER}/{index}/{lookup.column}"),
+        }
+        # A name only ever comes from the name column, never from the ID itself.
+        if isinstance(name, str) and name.strip():
+            fields["name"] = name
+            fields["name_provenance"] = self._provenance(
+                capture, f"{ROWS_POINTER}/{index}/{lookup.name_column}"
+            )
+        self._fact("project_entity", **fields)
+
+    def _source_hits(self, work: _Work, capture: Capture) -> str:
+        result = capture.result["result"]
+        matches = [
+            {
+                "path": m["path"],
+                "line": m["line"],
+                "blob": m["blob"],
+                "sha256": m["sha256"],
+                "text": m["text"],
+            }
+            for m in result["matches"]
+        ]
+        provenance = self._provenance(capture, MATCHES_POINTER)
+        if not matches:
+            return self._fact(
+                "project_empty_result",
+                source=work.query["kind"],
+                symbol=work.query["symbol"],
+                purpose=work.purpose,
+                provenance=provenance,
+                statement="no line at the pinned commit names this symbol as a whole word",
+            )
+        if not result["complete"]:
+            self._fact(
+                "project_context_coverage",
+                reason="source_hits_limit",
+                symbol=work.query["symbol"],
+                returned=len(matches),
+                statement="more lines name this symbol than symbol_hits; only the first page "
+                "was read",
+            )
+        return self._fact(
+            "project_source_hits",
+            symbol=work.query["symbol"],
+            total=result["total"],
+            matches=matches,
+            purpose=work.purpose,
+            provenance=provenance,
+        )
+
+    # -- relationships -----------------------------------------------------------------
+
+    def _follow(self, work: _Work, row: Mapping[str, Any], capture: Capture, index: int) -> None:
+        for rel in self._profile.relationships:
+            if rel.from_table != work.table or rel.from_column not in row:
+                continue
+            value = row[rel.from_column]
+            if rel.has_when and not _when_holds(rel, row):
+                continue
+            if _typed(value) in {_typed(v) for v in rel.ignore_values}:
+                self._ignored[rel.relation] = self._ignored.get(rel.relation, 0) + 1
+                continue
+            origin = _Origin(
+                rel,
+                work.table,
+                row.get(rel.from_id_column),
+                value,
+                capture.sha256,
+                f"{ROWS_POINTER}/{index}/{rel.from_column}",
+            )
+            origin_fact = {
+                "relation": rel.relation,
+                "from": self._origin_view(origin),
+            }
+            if self._relationships >= self._profile.limits.max_relationships:
+                self._fact(
+                    "project_context_coverage",
+                    reason="max_relationships",
+                    **origin_fact,
+                    statement="relationship not followed: the max_relationships bound was "
+                    "reached; the project context is incomplete here",
+                )
+                continue
+            if work.depth + 1 > self._profile.limits.max_depth:
+                self._fact(
+                    "project_context_coverage",
+                    reason="max_depth",
+                    **origin_fact,
+                    statement="relationship not followed: the max_depth bound was reached; "
+                    "the project context is incomplete here",
+                )
+                continue
+            next_work = self._relationship_work(rel, value, work.depth + 1)
+            if next_work is None:
+                self._fact(
+                    "project_context_coverage",
+                    reason="not_a_symbol",
+                    **origin_fact,
+                    statement="the value cannot be searched as a source symbol",
+                )
+                continue
+            self._relationships += 1
+            next_work.origins.append(origin)
+            self._enqueue(next_work)
+
+    def _relationship_work(self, rel: Relationship, value: Any, depth: int) -> _Work | None:
+        purpose = {"kind": "relationship", "relation": rel.relation}
+        if rel.source is not None:
+            if not isinstance(value, str) or not _SYMBOL.fullmatch(value):
+                return None
+            query = {
+                "kind": "source.symbol",
+                "symbol": value,
+                "offset": 0,
+                "limit": self._profile.limits.symbol_hits,
+            }
+            return _Work(depth, query, None, None, purpose)
+        if rel.table is None:
+            assert rel.entity_type is not None
+            entity = self._profile.entities[rel.entity_type]
+            query = self._rows_query(entity.table, entity.columns, entity.column, value, ())
+            return _Work(depth, query, entity.table, entity, purpose)
+        assert rel.column is not None
+        query = self._rows_query(rel.table, rel.columns, rel.column, value, rel.filters)
+        lookup: EntityLookup | None = None
+        if rel.entity_type is not None and rel.entity_type in self._profile.entities:
+            candidate = self._profile.entities[rel.entity_type]
+            lookup = candidate if candidate.table == rel.table else None
+        return _Work(depth, query, rel.table, lookup, purpose)
+
+    def _relationship_fact(
+        self, origin: _Origin, work: _Work, outcome: StepOutcome, target: str | None = None
+    ) -> None:
+        rel = origin.relationship
+        to: dict[str, Any] = {"query_sha256": outcome.query_sha256}
+        if work.table is not None:
+            to.update(table=work.table, column=work.query["filters"][0]["column"])
+        else:
+            to.update(source=work.query["kind"], symbol=work.query["symbol"])
+        to["value"] = origin.value
+        if rel.entity_type is not None:
+            to["entity_type"] = rel.entity_type
+        if outcome.capture is not None:
+            to["capture_sha256"] = outcome.capture.sha256
+            to["capture_path"] = self._capture_path(outcome.capture.sha256)
+        if target is not None:
+            to["fact"] = target
+        self._fact(
+            "project_relationship",
+            relation=rel.relation,
+            **{"from": self._origin_view(origin)},
+            to=to,
+            referenced_only=True,
+            runtime_observed=False,
+            statement="a configured reference in the project data; the referenced entity is "
+            "not an observed runtime object and not a cause",
+        )
+
+    def _origin_view(self, origin: _Origin) -> dict[str, Any]:
+        return {
+            "table": origin.table,
+            "id_column": origin.relationship.from_id_column,
+            "id": origin.id_value,
+            "column": origin.relationship.from_column,
+            "value": origin.value,
+            "capture_sha256": origin.capture_sha256,
+            "capture_path": self._capture_path(origin.capture_sha256),
+            "pointer": origin.pointer,
+        }
+
+    # -- small helpers -------------------------------------------------------------------
+
+    def _rows_query(
+        self,
+        table: str,
+        columns: Sequence[str],
+        column: str,
+        value: Scalar,
+        extra: Sequence[Any],
+    ) -> dict[str, Any]:
+        filters = [{"column": column, "operator": "eq", "value": value}]
+        filters += [{"column": f.column, "operator": f.operator, "value": f.value} for f in extra]
+        query: dict[str, Any] = {
+            "kind": "database.rows",
+            "table": table,
+            "columns": list(columns),
+            "filters": filters,
+            "offset": 0,
+            "limit": self._profile.limits.rows_per_query,
+        }
+        if self._profile.database is not None:
+            query["database"] = self._profile.database
+        return query
+
+    def _provenance(self, capture: Capture, pointer: str) -> dict[str, Any]:
+        return {
+            "capture_sha256": capture.sha256,
+            "capture_path": self._capture_path(capture.sha256),
+            "pointer": pointer,
+            "origin": dict(capture.origin),
+        }
+
+    def _fact(self, kind: str, **fields: Any) -> str:
+        fact_id = f"P{len(self._facts) + 1}"
+        self._facts.append({"fact_id": fact_id, "kind": kind, **fields})
+        return fact_id
+
+
+def _when_holds(rel: Relationship, row: Mapping[str, Any]) -> bool:
+    column = rel.when_column
+    return column is not None and column in row and _typed(row[column]) == _typed(rel.when_value)
+
+
+def _key(query: Mapping[str, Any]) -> str:
+    return query_sha256(query)
+
+
+def _describe(work: _Work) -> str:
+    purpose = work.purpose
+    if purpose["kind"] == "entity_lookup":
+        return f"{purpose['entity_type']} {purpose['entity_id']}"
+    target = work.table or f"symbol {work.query['symbol']}"
+    return f"{purpose['relation']} -> {target}"
+
+
+__all__ = ["Enricher", "EnrichmentRun"]
