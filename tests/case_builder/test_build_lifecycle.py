@@ -1,0 +1,263 @@
+"""Revisions, resumption after interruption at every step, bounds, and builds without research."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.case_builder.conftest import CountingResearch, ResearchSetup, case_spec
+from viano_bug_analysis.case import load_package
+from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.enrichment import parse_profile, research_origin, vcore_profile
+from viano_bug_analysis.errors import CaseError
+from viano_bug_analysis.project_research import load_config
+from viano_bug_analysis.tools import InvestigationToolRouter
+
+
+class Interrupted(BaseException):
+    """Stands in for a kill: nothing after the hook runs."""
+
+
+def file_digests(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != ".build.lock"
+    }
+
+
+def builder(
+    spec: Path, package: Path, research: Any, setup: ResearchSetup, **kw: Any
+) -> CaseBuilder:
+    return CaseBuilder(
+        spec,
+        package,
+        profile=kw.pop("profile", vcore_profile()),
+        project_research=research,
+        research_origin=research_origin(load_config(setup.config_path)),
+        **kw,
+    )
+
+
+def test_same_inputs_change_nothing_new_inputs_make_a_new_revision(
+    tmp_path: Path, counting: CountingResearch, research_setup: ResearchSetup
+) -> None:
+    package = tmp_path / "package"
+    spec = case_spec(tmp_path / "inputs")
+    first = builder(spec, package, counting, research_setup).build()
+    assert first.revision == 1 and first.new_revision
+    before = file_digests(package)
+    asked = len(counting.asked)
+
+    again = builder(spec, package, counting, research_setup).build()
+    assert (again.revision, again.new_revision, again.asked) == (1, False, 0)
+    assert len(counting.asked) == asked  # the enrichment checkpoint is not repeated
+    assert file_digests(package) == before
+
+    spec = case_spec(tmp_path / "inputs", text="It still does not count. Second report.")
+    second = builder(spec, package, counting, research_setup).build()
+    assert second.revision == 2 and second.new_revision
+    after = file_digests(package)
+    # The finished revision 1 is never rewritten: every earlier file is byte-identical.
+    changed = {path for path, digest in before.items() if after.get(path) != digest}
+    assert changed == {"manifest.json"}
+    loaded = load_package(package)
+    assert loaded.analysis_revision == 2 and loaded.generation == 2
+    assert loaded.manifest["case"]["path"] == "revisions/r0002/case.json"
+    assert loaded.case["project_research"]["index"]["path"] == "research/project/r0002/index.json"
+
+
+def test_interrupted_at_every_step_resumes_without_duplicates(
+    tmp_path: Path, counting: CountingResearch, research_setup: ResearchSetup
+) -> None:
+    clean_dir = tmp_path / "clean"
+    spec = case_spec(tmp_path / "inputs")
+    points: list[str] = []
+    clean = builder(spec, clean_dir, counting, research_setup, after_step=points.append).build()
+    clean_asked = len(counting.asked)
+    assert clean_asked == len(clean.queries) and len(points) > 2 * clean_asked
+
+    for stop_at in range(len(points)):
+        package = tmp_path / f"interrupted-{stop_at}"
+        counting.asked.clear()
+        calls = 0
+
+        def hook(point: str, stop_at: int = stop_at) -> None:
+            nonlocal calls
+            calls += 1
+            if calls == stop_at + 1:
+                raise Interrupted(point)
+
+        with pytest.raises(Interrupted):
+            builder(spec, package, counting, research_setup, after_step=hook).build()
+        builder(spec, package, counting, research_setup).build()
+        # No query ran twice across the interrupted run and the rerun ...
+        assert sorted(counting.asked) == sorted(set(counting.asked))
+        assert len(counting.asked) == clean_asked, points[stop_at]
+        # ... and the result is exactly the uninterrupted one (same captures, same index).
+        assert _enrichment_files(package) == _enrichment_files(clean_dir), points[stop_at]
+
+
+def _enrichment_files(package: Path) -> dict[str, str]:
+    return {
+        path: digest
+        for path, digest in file_digests(package).items()
+        if path.startswith(("research/", "revisions/"))
+    }
+
+
+def test_a_killed_process_resumes(tmp_path: Path, research_setup: ResearchSetup) -> None:
+    """A real kill (os._exit) in a child process, in the middle of the query steps."""
+    spec = case_spec(tmp_path / "inputs")
+    package = tmp_path / "package"
+    script = f"""
+import os, sys
+from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.enrichment import vcore_profile, research_origin
+from viano_bug_analysis.project_research import ProjectResearch, load_config
+config = load_config({str(research_setup.config_path)!r})
+def hook(point):
+    if point == "step-5-captured":
+        os._exit(137)
+with ProjectResearch(config) as research:
+    CaseBuilder({str(spec)!r}, {str(package)!r}, profile=vcore_profile(),
+                project_research=research, research_origin=research_origin(config),
+                after_step=hook).build()
+"""
+    env = dict(os.environ)
+    killed = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True)
+    assert killed.returncode == 137
+    assert not (package / "manifest.json").exists()
+    with research_setup.research() as research:
+        counting = CountingResearch(research)
+        built = builder(spec, package, counting, research_setup).build()
+    # Steps 1-5 were replayed (step 5 from its adopted capture), only the rest was asked.
+    assert len(counting.asked) == len(built.queries) - 5
+    assert load_package(package).analysis_revision == 1
+
+
+@pytest.mark.parametrize(
+    ("limits", "reason"),
+    [
+        ("max_queries = 4\nmax_depth = 50\nmax_relationships = 500", "max_queries"),
+        ("max_queries = 500\nmax_depth = 2\nmax_relationships = 500", "max_depth"),
+        ("max_queries = 500\nmax_depth = 50\nmax_relationships = 3", "max_relationships"),
+    ],
+)
+def test_cyclic_relationships_terminate_with_coverage_facts(
+    tmp_path: Path,
+    counting: CountingResearch,
+    research_setup: ResearchSetup,
+    limits: str,
+    reason: str,
+) -> None:
+    profile = parse_profile(CYCLIC_PROFILE.replace("LIMITS", limits).encode())
+    built = builder(
+        case_spec(tmp_path / "inputs"), tmp_path / "p", counting, research_setup, profile=profile
+    ).build()
+    skipped = [
+        f for f in built.facts if f["kind"] == "project_context_coverage" and f["reason"] == reason
+    ]
+    assert skipped and all("incomplete" in f["statement"] for f in skipped)
+    if reason == "max_queries":
+        assert len(built.queries) == 4
+    # Identical queries ran once.
+    shas = [q["query_sha256"] for q in built.queries]
+    assert len(shas) == len(set(shas))
+
+
+CYCLIC_PROFILE = """
+format = "viano-enrichment-profile"
+format_version = 1
+profile = "cyclic"
+database = "cata_world"
+[limits]
+LIMITS
+[[extract]]
+entity_type = "quest"
+in = "attachments"
+members = 'log$'
+pattern = 'QuestID=(\\d+)'
+[entities.quest]
+table = "quest_template"
+column = "ID"
+columns = ["ID", "LogTitle", "RewardNextQuest"]
+name_column = "LogTitle"
+[entities.creature]
+table = "creature_template"
+column = "entry"
+columns = ["entry", "name"]
+name_column = "name"
+[[relationships]]
+relation = "starter_link"
+from_table = "quest_template"
+from_column = "ID"
+from_id_column = "ID"
+table = "creature_queststarter"
+column = "quest"
+columns = ["id", "quest"]
+[[relationships]]
+relation = "starter"
+from_table = "creature_queststarter"
+from_column = "id"
+from_id_column = "quest"
+table = "creature_queststarter"
+column = "id"
+columns = ["id", "quest"]
+[[relationships]]
+relation = "started_quest"
+from_table = "creature_queststarter"
+from_column = "quest"
+from_id_column = "id"
+entity_type = "quest"
+"""
+
+
+def test_without_research_the_case_is_valid_and_queryable(tmp_path: Path) -> None:
+    spec = case_spec(tmp_path / "inputs")
+    built = CaseBuilder(spec, tmp_path / "package").build()
+    assert built.facts == [] and "project_research" not in built.package.case
+    router = InvestigationToolRouter()
+    manifest = built.package.manifest
+    result = router.query(
+        tmp_path / "package",
+        {
+            "format": "viano-investigation-request",
+            "format_version": 1,
+            "case_id": manifest["case_id"],
+            "package_id": manifest["package_id"],
+            "analysis_revision": manifest["analysis_revision"],
+            "requests": [
+                {
+                    "request_id": "Q0001",
+                    "hypothesis_id": "H1",
+                    "action_id": "query-0001",
+                    "operation": "source.find_text",
+                    "arguments": {
+                        "source_refs": ["diag-001"],
+                        "text": "QuestID",
+                        "case_sensitive": True,
+                        "offset": 0,
+                        "limit": 20,
+                    },
+                }
+            ],
+        },
+    )
+    assert orjson.dumps(result).count(b"QuestID=90001") == 1
+
+
+def test_a_foreign_directory_is_not_built_over(tmp_path: Path) -> None:
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "notes.txt").write_text("mine")
+    with pytest.raises(CaseError) as err:
+        CaseBuilder(case_spec(tmp_path / "inputs"), package).build()
+    assert err.value.code == "package_not_buildable"
