@@ -1,0 +1,127 @@
+"""The chat-completions client: failover, retries and backoff around ``post_json``.
+
+Rules (see docs/llm-adapter.md):
+
+* Only transport failures are retried: connection refused, reset or dropped,
+  timeouts, DNS and TLS hiccups, and HTTP 408, 429, 500, 502, 503, 504.
+* On such a failure the next base URL is tried at once (failover). When every
+  base URL of a round has failed, the client sleeps
+  ``min(backoff_max, backoff_initial * 2**round)`` seconds and starts the next
+  round; after ``max_retries + 1`` rounds it raises ``llm_unavailable``.
+* Any other answer ends the call at once: 401/403 (``llm_auth_failed``), other
+  4xx (``llm_request_rejected``), other statuses (``llm_unexpected_status``),
+  a reply over the size limit (``llm_reply_too_large``) or an unusable 200
+  body (``llm_invalid_reply``). Retrying those would spend money on the same
+  refusal.
+
+``sleep`` and ``clock`` are injectable so tests run without real waiting.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from viano_bug_analysis.investigation.llm.config import ApiKey, LlmConfig, resolve_api_key
+from viano_bug_analysis.investigation.llm.errors import UNAVAILABLE, LlmError
+from viano_bug_analysis.investigation.llm.messages import (
+    ChatRequest,
+    ChatResult,
+    build_request,
+    parse_reply,
+)
+from viano_bug_analysis.investigation.llm.transport import TransientFailure, post_json
+
+
+class ChatClient:
+    """Calls ``{base_url}/chat/completions`` of an OpenAI-compatible server.
+
+    The API key is read once, here, from the place the config names (see
+    ``resolve_api_key``); ``environ`` replaces ``os.environ`` for that lookup.
+    """
+
+    def __init__(
+        self,
+        config: LlmConfig,
+        *,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._config = config
+        self._endpoints = config.endpoints()
+        self._key: ApiKey | None = resolve_api_key(
+            config, os.environ if environ is None else environ
+        )
+        self._sleep = sleep
+        self._clock = clock
+
+    @property
+    def config(self) -> LlmConfig:
+        return self._config
+
+    def __repr__(self) -> str:
+        return f"ChatClient(model={self._config.model!r}, endpoints={len(self._endpoints)})"
+
+    def prepare(self, messages: Sequence[Mapping[str, str]]) -> ChatRequest:
+        """The request for ``messages``; its ``sha256`` is a stable idempotency key."""
+        return build_request(self._config, messages)
+
+    def chat(self, messages: Sequence[Mapping[str, str]]) -> ChatResult:
+        """``send(prepare(messages))``."""
+        return self.send(self.prepare(messages))
+
+    def send(self, request: ChatRequest) -> ChatResult:
+        """Sends a prepared request, with failover and retries for transport errors."""
+        config = self._config
+        attempts = 0
+        last_reason = "none"
+        for round_index in range(config.max_retries + 1):
+            if round_index > 0:
+                self._sleep(
+                    min(config.backoff_max, config.backoff_initial * 2 ** (round_index - 1))
+                )
+            for endpoint_index, endpoint in enumerate(self._endpoints):
+                attempts += 1
+                started = self._clock()
+                try:
+                    data = post_json(
+                        endpoint,
+                        request.body,
+                        self._key,
+                        connect_timeout=config.connect_timeout,
+                        read_timeout=config.read_timeout,
+                        max_reply_bytes=config.max_reply_bytes,
+                    )
+                except TransientFailure as failure:
+                    last_reason = failure.reason
+                    continue
+                except LlmError as err:
+                    err.details.setdefault("endpoint_index", endpoint_index)
+                    err.details.setdefault("attempts", attempts)
+                    raise
+                latency_ms = max(0, round((self._clock() - started) * 1000))
+                try:
+                    content, usage, model, finish = parse_reply(data)
+                except LlmError as err:
+                    err.details.update(endpoint_index=endpoint_index, attempts=attempts)
+                    raise
+                return ChatResult(
+                    content=content,
+                    usage=usage,
+                    model=model or config.model,
+                    finish_reason=finish,
+                    endpoint_index=endpoint_index,
+                    attempts=attempts,
+                    latency_ms=latency_ms,
+                    request_sha256=request.sha256,
+                )
+        raise LlmError(
+            UNAVAILABLE,
+            f"no LLM endpoint answered after {attempts} attempts (last: {last_reason})",
+            {"attempts": attempts, "endpoints": len(self._endpoints), "last_reason": last_reason},
+        )
+
+
+__all__ = ["ChatClient"]

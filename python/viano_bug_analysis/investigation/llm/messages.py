@@ -1,0 +1,193 @@
+"""The request and the reply of one chat-completions call, as plain data.
+
+``ChatRequest`` is built before anything is sent, so that the controller can
+derive an idempotency key from it (``request.sha256``: the SHA-256 of the
+exact JSON body that goes over the wire, which never contains the key) and
+reserve budget under that key before the call.
+
+``ChatResult`` keeps what the audit needs: the reply text, token usage, the
+model that answered, which endpoint answered after how many attempts, and the
+latency in whole milliseconds (canonical JSON has no floats). The text is
+left out of ``repr`` so that printing a result in a log cannot copy model
+output there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeGuard
+
+import orjson
+
+from viano_bug_analysis.investigation.llm.config import LlmConfig
+from viano_bug_analysis.investigation.llm.errors import INVALID_REPLY, MESSAGES_INVALID, LlmError
+
+ROLES = frozenset({"system", "user", "assistant"})
+MAX_MESSAGES = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """A prepared request body. Build it with ``build_request``."""
+
+    body: bytes = field(repr=False)
+    sha256: str
+    message_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Token counts as the server reported them."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+    def to_record(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    """One successful call.
+
+    ``usage`` is ``None`` when the server reported none (then the controller
+    should settle the full reservation). ``endpoint_index`` is the position of
+    the answering base URL in the config; ``attempts`` counts every HTTP
+    attempt of this call, failed ones included.
+    """
+
+    content: str = field(repr=False)
+    usage: TokenUsage | None
+    model: str
+    finish_reason: str | None
+    endpoint_index: int
+    attempts: int
+    latency_ms: int
+    request_sha256: str
+
+    def to_record(self) -> dict[str, Any]:
+        """A canonical-JSON-safe record for the package audit (includes the text)."""
+        return {
+            "content": self.content,
+            "usage": None if self.usage is None else self.usage.to_record(),
+            "model": self.model,
+            "finish_reason": self.finish_reason,
+            "endpoint_index": self.endpoint_index,
+            "attempts": self.attempts,
+            "latency_ms": self.latency_ms,
+            "request_sha256": self.request_sha256,
+        }
+
+
+def build_request(config: LlmConfig, messages: Sequence[Mapping[str, str]]) -> ChatRequest:
+    """The JSON body for ``messages`` under ``config`` (model, temperature,
+    max_tokens, response format). Keys are sorted so that the same call
+    always gives the same bytes and hence the same ``sha256``."""
+    checked = _check_messages(messages)
+    body: dict[str, Any] = {"model": config.model, "messages": checked, "stream": False}
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if config.max_tokens is not None:
+        body["max_tokens"] = config.max_tokens
+    if config.json_response:
+        body["response_format"] = {"type": "json_object"}
+    data = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+    return ChatRequest(data, hashlib.sha256(data).hexdigest(), len(checked))
+
+
+def _check_messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    def bad(reason: str, index: int = -1) -> LlmError:
+        return LlmError(
+            MESSAGES_INVALID, f"messages are invalid: {reason}", {"reason": reason, "index": index}
+        )
+
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise bad("messages must be a list")
+    if not 0 < len(messages) <= MAX_MESSAGES:
+        raise bad(f"between 1 and {MAX_MESSAGES} messages are allowed")
+    checked: list[dict[str, str]] = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or set(message) != {"role", "content"}:
+            raise bad("each message has exactly 'role' and 'content'", index)
+        role, content = message["role"], message["content"]
+        if role not in ROLES:
+            raise bad("the role must be system, user or assistant", index)
+        if not isinstance(content, str):
+            raise bad("the content must be a string", index)
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise bad("the content is not valid Unicode", index) from None
+        checked.append({"role": role, "content": content})
+    return checked
+
+
+def parse_reply(data: bytes) -> tuple[str, TokenUsage | None, str | None, str | None]:
+    """``(content, usage, model, finish_reason)`` of a 200 reply body.
+
+    Anything unusable is ``llm_invalid_reply`` with a fixed ``reason``; the
+    body itself never goes into the error.
+    """
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise _invalid_reply("the body is not JSON") from None
+    if not isinstance(document, dict):
+        raise _invalid_reply("the body is not a JSON object")
+    choices = document.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise _invalid_reply("the reply has no choices")
+    first = choices[0]
+    message = first.get("message") if isinstance(first, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        raise _invalid_reply("the first choice has no text content")
+    finish = first.get("finish_reason")
+    model = document.get("model")
+    return (
+        content,
+        _parse_usage(document.get("usage")),
+        model if isinstance(model, str) and len(model) <= 256 else None,
+        finish if isinstance(finish, str) and len(finish) <= 64 else None,
+    )
+
+
+def _parse_usage(usage: object) -> TokenUsage | None:
+    if usage is None:
+        return None
+    if not isinstance(usage, dict):
+        raise _invalid_reply("usage is not an object")
+    counts: list[int] = []
+    for name in ("prompt_tokens", "completion_tokens"):
+        value = usage.get(name)
+        if not _is_count(value):
+            raise _invalid_reply(f"usage.{name} is not a non-negative integer")
+        counts.append(value)
+    total = usage.get("total_tokens", counts[0] + counts[1])
+    if not _is_count(total):
+        raise _invalid_reply("usage.total_tokens is not a non-negative integer")
+    return TokenUsage(counts[0], counts[1], total)
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return type(value) is int and 0 <= value <= 2**53 - 1
+
+
+def _invalid_reply(reason: str) -> LlmError:
+    return LlmError(INVALID_REPLY, f"the LLM reply is unusable: {reason}", {"reason": reason})
+
+
+__all__ = [
+    "ChatRequest",
+    "ChatResult",
+    "TokenUsage",
+    "build_request",
+    "parse_reply",
+]
