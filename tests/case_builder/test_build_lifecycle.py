@@ -261,3 +261,54 @@ def test_a_foreign_directory_is_not_built_over(tmp_path: Path) -> None:
     with pytest.raises(CaseError) as err:
         CaseBuilder(case_spec(tmp_path / "inputs"), package).build()
     assert err.value.code == "package_not_buildable"
+
+
+WHEN_PROFILE = """
+format = "viano-enrichment-profile"
+format_version = 1
+profile = "when"
+database = "cata_world"
+[[extract]]
+entity_type = "creature"
+in = "attachments"
+members = 'log$'
+pattern = 'Creature entry=(\\d+)'
+[entities.creature]
+table = "creature_template"
+column = "entry"
+columns = ["entry", "name", "AIName", "KillCredit1"]
+name_column = "name"
+[[relationships]]
+relation = "smart_rows_when_smartai"
+from_table = "creature_template"
+from_column = "entry"
+from_id_column = "entry"
+table = "smart_scripts"
+column = "entryorguid"
+columns = ["entryorguid", "source_type", "id"]
+when_column = "AIName"
+when_value = "SmartAI"
+[[relationships]]
+relation = "kill_credit"
+from_table = "creature_template"
+from_column = "KillCredit1"
+from_id_column = "entry"
+entity_type = "creature"
+ignore_values = ["null", ""]
+"""
+
+
+def test_when_gates_and_ignore_values_override(
+    tmp_path: Path, counting: CountingResearch, research_setup: ResearchSetup
+) -> None:
+    # Creature 90002 has AIName '' (gate closed) and KillCredit1 = 0, which this
+    # profile's ignore_values (without 0) makes a followed value.
+    profile = parse_profile(WHEN_PROFILE.encode())
+    built = builder(
+        case_spec(tmp_path / "inputs"), tmp_path / "p", counting, research_setup, profile=profile
+    ).build()
+    relations = [f["relation"] for f in built.facts if f["kind"] == "project_relationship"]
+    assert "smart_rows_when_smartai" not in relations
+    assert relations == ["kill_credit"]
+    empty = [f for f in built.facts if f["kind"] == "project_empty_result"]
+    assert [f["filters"][0]["value"] for f in empty] == [0]
