@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from viano_bug_analysis.investigation.recovery.repair import contract_errors
 
-# Violation codes, in the order they are checked.
+# Violation codes.
 UNKNOWN_ACTION: Final = "unknown_action"
 CONTRACT_VIOLATION: Final = "contract_violation"
 HYPOTHESIS_MISMATCH: Final = "hypothesis_mismatch"
@@ -75,12 +75,13 @@ def full_violations(response: Any, contract: ResponseContract) -> list[str]:
     if not isinstance(response, dict):
         return [CONTRACT_VIOLATION]
     schema_errors = contract_errors(response)
-    violations: list[str] = []
+    # The binding rules come first: an invented E-ID says more than the
+    # structural error beside it, and either way there is no repair.
+    violations = binding_violations(response, contract)
     if any(error.keyword == UNKNOWN_ACTION for error in schema_errors):
         violations.append(UNKNOWN_ACTION)
     elif schema_errors:
         violations.append(CONTRACT_VIOLATION)
-    violations.extend(binding_violations(response, contract))
     if violations:
         return violations
     for check in contract.extra_checks:
