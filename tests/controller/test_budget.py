@@ -297,6 +297,19 @@ def test_a_crash_after_the_link_is_recovered_by_rereading(
     assert BudgetManager(tmp_path).snapshot() == budget.snapshot()
 
 
+def test_a_second_writer_is_detected_and_memory_follows_the_disk(
+    budget: BudgetManager, tmp_path: Path
+) -> None:
+    other = BudgetManager(tmp_path)
+    other.reserve("H1", 30, "from-other")
+    err = error_of(lambda: budget.reserve("H1", 40, KEY))
+    assert (err.code, err.details["seq"]) == ("budget_journal_conflict", 2)
+    # The failed writer re-read the journal and now sees the other reservation.
+    assert budget.reservation("from-other") is not None
+    assert budget.reserve("H1", 40, KEY).state == "reserved"
+    assert BudgetManager(tmp_path).account("H1").reserved == 70
+
+
 def test_a_symlinked_analysis_directory_is_refused(tmp_path: Path) -> None:
     package, elsewhere = tmp_path / "pkg", tmp_path / "elsewhere"
     package.mkdir()

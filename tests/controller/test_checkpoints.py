@@ -314,6 +314,13 @@ def test_a_failed_write_leaves_no_checkpoint(
     assert [p.name for p in directory(store.package_path).iterdir()] == ["00000001-transition.json"]
 
 
+def test_a_second_writer_is_detected(store: CheckpointStore) -> None:
+    CheckpointStore(store.package_path).advance(INVESTIGATION, step=2)
+    assert code_of(lambda: store.advance(CONCLUDED)) == "checkpoint_log_conflict"
+    assert [c.payload.get("step") for c in store.history()] == [1, 2]
+    assert store.advance(CONCLUDED).seq == 3
+
+
 def edit_entry(root: Path, name: str, change: Any) -> None:
     path = directory(root) / name
     document = json.loads(path.read_bytes())

@@ -197,7 +197,12 @@ class AppendOnlyLog:
         try:
             self._write_once(seq, kind, data)
         except FileExistsError:
-            raise self.corrupt("an entry with this sequence number exists", seq=seq) from None
+            # Another writer (a second store object or process) got there first.
+            raise self._error(
+                f"{self._prefix}_conflict",
+                "an entry with this sequence number was written by someone else",
+                {"seq": seq},
+            ) from None
         except OSError as err:
             raise self._error(
                 f"{self._prefix}_write_failed",
