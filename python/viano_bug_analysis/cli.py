@@ -6,6 +6,9 @@
     vba case build SPEC.json PACKAGE [--project-config C]
                                                 build or extend a case revision, enriched
     vba research --config C --query Q.json      answer one live project query
+    vba investigate PACKAGE --config C          run the hypothesis loop with an LLM
+    vba status PACKAGE                          phase, blocked reason, budget, evidence
+    vba resume PACKAGE --operator NAME          operator resume of a blocked case
 
 Exit codes: 0 success, 2 rejected input (the error code and message go to
 stderr as one JSON line), 1 unexpected failure; `research` adds 3 for
@@ -82,6 +85,24 @@ def _cmd_case_build(args: argparse.Namespace) -> int:
     return run_build(args)
 
 
+def _cmd_investigate(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.investigation.commands import run_investigate
+
+    return run_investigate(args)
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.investigation.commands import run_status
+
+    return run_status(args)
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.investigation.commands import run_resume
+
+    return run_resume(args)
+
+
 def _cmd_research(args: argparse.Namespace) -> int:
     from viano_bug_analysis.project_research.__main__ import run
 
@@ -127,6 +148,19 @@ def _parser() -> argparse.ArgumentParser:
     research.add_argument("--query", required=True, help="project-query-v1 JSON file, - for stdin")
     research.add_argument("--pretty", action="store_true", help="indent the result JSON")
     research.set_defaults(run=_cmd_research)
+
+    investigate = commands.add_parser("investigate", help="investigate a case package with an LLM")
+    investigate.add_argument("package", help="case package directory")
+    investigate.add_argument("--config", required=True, help="investigation TOML configuration")
+    investigate.set_defaults(run=_cmd_investigate)
+    status = commands.add_parser("status", help="show the investigation state of a package")
+    status.add_argument("package", help="case package directory")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.set_defaults(run=_cmd_status)
+    resume = commands.add_parser("resume", help="operator resume of a blocked investigation")
+    resume.add_argument("package", help="case package directory")
+    resume.add_argument("--operator", required=True, help="who resumes (recorded)")
+    resume.set_defaults(run=_cmd_resume)
     return parser
 
 

@@ -1,0 +1,131 @@
+"""``vba investigate``, ``vba status`` and ``vba resume``.
+
+Progress goes to stderr (one updating line on a terminal), results to
+stdout. Exit codes: 0 concluded, 4 blocked (the reason is printed; an
+operator resumes with ``vba resume``), 2 rejected input, 3 research
+unavailable before anything ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from viano_bug_analysis.case.build_command import ProgressLine
+from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.investigation.budget import BudgetManager
+from viano_bug_analysis.investigation.checkpoints import BLOCKED, CheckpointStore
+from viano_bug_analysis.investigation.config import load_investigation_config
+from viano_bug_analysis.investigation.controller import InvestigationController, Research
+from viano_bug_analysis.investigation.evidence import EvidenceStore
+from viano_bug_analysis.investigation.llm import ChatClient
+from viano_bug_analysis.investigation.steps import StepLog
+
+EXIT_BLOCKED = 4
+
+
+@contextlib.contextmanager
+def _research(path: Any) -> Iterator[Research | None]:
+    if path is None:
+        yield None
+        return
+    from viano_bug_analysis.project_research import ProjectResearch, load_config
+
+    with ProjectResearch(load_config(path)) as research:
+        yield research
+
+
+def run_investigate(args: argparse.Namespace) -> int:
+    config = load_investigation_config(args.config)
+    progress = ProgressLine(sys.stderr)
+    budget = BudgetManager(args.package)
+
+    def show(text: str) -> None:
+        left = sum(a.available for a in budget.accounts())
+        progress(f"{text} | budget left {left}")
+
+    with _research(config.research_config) as research:
+        controller = InvestigationController(
+            args.package,
+            model=ChatClient(config.llm),
+            settings=config.settings,
+            research=research,
+            progress=show,
+        )
+        outcome = controller.run()
+    progress.done()
+    for hid, result in sorted(outcome.outcomes.items()):
+        cited = ", ".join(e["evidence_id"] for e in result.get("evidence", []))
+        print(f"{hid}: {result['assessment']} ({result['reason']}) evidence: {cited or 'none'}")
+        if result.get("summary"):
+            print(f"  {result['summary']}")
+    if outcome.state == BLOCKED:
+        print(f"blocked: {outcome.code} — fix the cause, then `vba resume {args.package}`")
+        return EXIT_BLOCKED
+    return 0
+
+
+def status_document(package_path: Any) -> dict[str, Any]:
+    package = load_package(package_path)
+    checkpoints = CheckpointStore(package_path)
+    current = checkpoints.current()
+    budget = BudgetManager(package_path)
+    log = StepLog(package.path)
+    return {
+        "package_id": package.package_id,
+        "phase": package.phase,
+        "state": current.state if current else "not started",
+        "blocked": current.blocked.to_record() if current and current.blocked else None,
+        "budget": {
+            a.account: {
+                "limit": a.limit,
+                "spent": a.spent,
+                "available": a.available,
+                "status": a.status,
+            }
+            for a in budget.accounts()
+        },
+        "evidence": len(EvidenceStore(package.path).records()),
+        "hypotheses": {
+            h["id"]: (log.outcome(h["id"]) or {}).get("assessment", "open")
+            for h in package.case["hypotheses"]
+        },
+    }
+
+
+def run_status(args: argparse.Namespace) -> int:
+    document = status_document(args.package)
+    if args.json:
+        sys.stdout.write(orjson.dumps(document).decode() + "\n")
+        return 0
+    print(f"package {document['package_id']}: phase {document['phase']}, {document['state']}")
+    if document["blocked"]:
+        print(
+            f"blocked: {document['blocked']['code']} (resumes into "
+            f"{document['blocked']['resume_state']})"
+        )
+    for account, numbers in document["budget"].items():
+        print(
+            f"budget {account}: {numbers['spent']} of {numbers['limit']} spent "
+            f"({numbers['status']})"
+        )
+    print(f"evidence: {document['evidence']} record(s)")
+    for hid, assessment in document["hypotheses"].items():
+        print(f"{hid}: {assessment}")
+    return 0
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    checkpoints = CheckpointStore(args.package)
+    resumed = checkpoints.resume(args.operator)
+    checkpoints.sync_manifest()
+    print(f"resumed into {resumed.state} by {args.operator}; run `vba investigate` to continue")
+    return 0
+
+
+__all__ = ["EXIT_BLOCKED", "run_investigate", "run_resume", "run_status", "status_document"]

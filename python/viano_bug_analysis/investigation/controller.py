@@ -1,0 +1,551 @@
+"""The investigation controller: the hypothesis loop over one case package.
+
+For each hypothesis, until the model concludes, the step limit or the
+budget ends, or the case blocks:
+
+1. build the prompt from stored state (``investigation_project_v1`` when
+   research is enabled, else ``investigation_v1``) and record it (``call``);
+2. reserve budget for the call, send it, settle with the reported tokens
+   and record the answer (``reply``);
+3. recover and validate the answer as a whole (``decision``); a rejected
+   answer counts against the invalid-response limit and its hint goes back
+   to the model in the next attempt; at the limit the case blocks
+   (``INVALID_LLM_RESPONSES``);
+4. for a tool step: reserve the dispatch, record the confirmed plan in a
+   checkpoint, dispatch to the snapshot router or ``project.query``, take
+   the answer over as evidence together with its capture, settle
+   (``dispatch``). A research outage blocks the case
+   (``RESEARCH_UNAVAILABLE``) with the plan and its reservation kept; an
+   operator resume continues exactly there. A tool's refusal is a technical
+   rejection: recorded, fed back, never an end of the hypothesis;
+5. for a conclusion: store the hypothesis outcome and close its account.
+
+Every record is written once; a rerun after a kill replays what is recorded
+(no request is sent twice or lost, nothing is charged twice, no evidence is
+taken twice). Only a fully validated answer is ever acted on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.enrichment.context import load_index, project_prompt_context
+from viano_bug_analysis.enrichment.files import write_once
+from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.investigation.budget import BudgetError, BudgetManager
+from viano_bug_analysis.investigation.checkpoints import (
+    BLOCKED,
+    CONCLUDED,
+    INVALID_LLM_RESPONSES,
+    INVESTIGATION,
+    RESEARCH_UNAVAILABLE,
+    CheckpointStore,
+)
+from viano_bug_analysis.investigation.config import InvestigationSettings
+from viano_bug_analysis.investigation.evidence import EvidenceError, EvidenceStore
+from viano_bug_analysis.investigation.llm import ChatResult
+from viano_bug_analysis.investigation.prompts import build_messages
+from viano_bug_analysis.investigation.recovery import (
+    CallRecordStore,
+    RecoveryContext,
+    RecoveryLimits,
+    RecoveryPolicy,
+    ResponseContract,
+    recover_response,
+)
+from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.project_research import (
+    Capture,
+    ResearchError,
+    ResearchUnavailable,
+    query_sha256,
+)
+from viano_bug_analysis.tools.router import InvestigationToolRouter
+
+POLICY_FILE = Path("analysis", "investigation", "policy.json")
+_DONE = "done"  # a dispatch ended the hypothesis (budget), not the case
+Progress = Callable[[str], None]
+StepHook = Callable[[str], None]
+
+
+class ChatModel(Protocol):
+    def chat(self, messages: list[dict[str, str]]) -> ChatResult: ...
+
+
+class Research(Protocol):
+    def capture(self, query: Mapping[str, Any]) -> Capture: ...
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    state: str  # investigation state at the end: concluded or blocked
+    code: str | None  # the blocking code
+    outcomes: dict[str, dict[str, Any]]  # per hypothesis
+
+
+class InvestigationController:
+    def __init__(
+        self,
+        package_path: str | Path,
+        *,
+        model: ChatModel,
+        settings: InvestigationSettings,
+        research: Research | None = None,
+        router: InvestigationToolRouter | None = None,
+        progress: Progress | None = None,
+        after_step: StepHook | None = None,
+    ) -> None:
+        self._root = Path(package_path)
+        self._model = model
+        self._settings = settings
+        self._research = research
+        self._router = router or InvestigationToolRouter()
+        self._progress = progress or (lambda _text: None)
+        self._hook = after_step or (lambda _point: None)
+        self._checkpoints = CheckpointStore(self._root)
+        self._budget = BudgetManager(self._root)
+        self._evidence = EvidenceStore(self._root)
+        self._log = StepLog(self._root)
+        self._audit = CallRecordStore(self._root)
+        self._policy = self._stored_policy()
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def run(self) -> RunOutcome:
+        package = load_package(self._root)
+        current = self._checkpoints.current()
+        if current is not None and current.state == BLOCKED:
+            return self._finish(BLOCKED, current.blocked.code if current.blocked else None)
+        if current is None:
+            self._checkpoints.advance(INVESTIGATION, event="started")
+            self._checkpoints.sync_manifest()
+        elif current.state == CONCLUDED:
+            return self._finish(CONCLUDED, None)
+        for hypothesis in package.case["hypotheses"]:
+            if self._log.outcome(hypothesis["id"]) is not None:
+                continue
+            blocked = self._investigate(hypothesis)
+            if blocked is not None:
+                return self._finish(BLOCKED, blocked)
+        self._checkpoints.advance(CONCLUDED, event="all hypotheses done")
+        self._checkpoints.sync_manifest()
+        return self._finish(CONCLUDED, None)
+
+    def _finish(self, state: str, code: str | None) -> RunOutcome:
+        outcomes = {}
+        for hypothesis in load_package(self._root).case["hypotheses"]:
+            stored = self._log.outcome(hypothesis["id"])
+            if stored is not None:
+                outcomes[hypothesis["id"]] = stored
+        return RunOutcome(state, code, outcomes)
+
+    def _investigate(self, hypothesis: Mapping[str, Any]) -> str | None:
+        hid = hypothesis["id"]
+        self._budget.open_account(hid, self._settings.budget_per_hypothesis)
+        for step in range(1, self._settings.max_steps + 1):
+            attempt = 1
+            while True:
+                decision = self._decide(hypothesis, step, attempt)
+                if decision is None:
+                    return self._block_invalid(hid, step)
+                if decision.get("budget_exhausted"):
+                    self._conclude(hid, None, "budget_exhausted")
+                    return None
+                if decision["status"] == "accepted":
+                    break
+                attempt += 1
+            response = decision["response"]
+            if response["next"]["kind"] == "conclusion":
+                self._conclude(hid, response, "concluded")
+                return None
+            ended = self._dispatch(hypothesis, step, attempt, response)
+            if ended == _DONE:
+                return None
+            if ended is not None:
+                return ended
+        self._conclude(hid, None, "step_limit")
+        return None
+
+    # -- one model answer ---------------------------------------------------------------
+
+    def _decide(
+        self, hypothesis: Mapping[str, Any], step: int, attempt: int
+    ) -> dict[str, Any] | None:
+        hid = hypothesis["id"]
+        stored = self._log.get(hid, step, attempt, "decision")
+        if stored is not None:
+            return stored
+        if self._invalid_count() >= self._settings.invalid_response_limit:
+            return None
+        call = self._log.get(hid, step, attempt, "call")
+        if call is None:
+            version = "investigation_project_v1" if self._research else "investigation_v1"
+            context = self._context(hypothesis, step, attempt)
+            call = {"prompt_version": version, "context": context}
+            self._log.put(hid, step, attempt, "call", call)
+            self._hook(f"{hid}-{step}-{attempt}-call")
+        messages = build_messages(call["prompt_version"], call["context"])
+        reply = self._log.get(hid, step, attempt, "reply")
+        if reply is None:
+            key = f"{hid}:{step}:{attempt}:llm"
+            estimate = sum(len(m["content"]) for m in messages) // 3 + 4096
+            try:
+                self._budget.reserve(hid, estimate, key)
+            except BudgetError as err:
+                if err.code in {"budget_insufficient", "budget_account_terminal"}:
+                    return {"budget_exhausted": True, "status": "rejected"}
+                raise
+            self._progress(f"{hid} step {step}: asking the model")
+            result = self._model.chat(messages)
+            self._settle_once(key, _tokens(result, estimate))
+            reply = {"chat": result.to_record()}
+            self._log.put(hid, step, attempt, "reply", reply)
+            self._hook(f"{hid}-{step}-{attempt}-reply")
+        decision = self._recover(hypothesis, call, reply, step, attempt)
+        self._log.put(hid, step, attempt, "decision", decision)
+        self._hook(f"{hid}-{step}-{attempt}-decision")
+        return decision
+
+    def _recover(
+        self,
+        hypothesis: Mapping[str, Any],
+        call: Mapping[str, Any],
+        reply: Mapping[str, Any],
+        step: int,
+        attempt: int,
+    ) -> dict[str, Any]:
+        hid = hypothesis["id"]
+        visible = frozenset(e["evidence_id"] for e in call["context"]["evidence"])
+        contract = ResponseContract(
+            hypothesis_id=hid,
+            visible_evidence_ids=visible,
+            known_columns=self._known_columns(),
+            extra_checks=(self._operation_check,),
+        )
+        left = self._settings.invalid_response_limit - self._invalid_count()
+
+        def repair_provider(prompt: str) -> str:
+            key = f"{hid}:{step}:{attempt}:repair"
+            estimate = len(prompt) // 3 + 2048
+            self._budget.reserve(hid, estimate, key)
+            result = self._model.chat([{"role": "user", "content": prompt}])
+            self._settle_once(key, _tokens(result, estimate))
+            return result.content
+
+        result = recover_response(
+            reply["chat"]["content"],
+            contract=contract,
+            policy=self._policy,
+            context=RecoveryContext(
+                prompt_id=call["prompt_version"],
+                hypothesis=hypothesis["statement"],
+                previous_result=_previous_result(call["context"]),
+            ),
+            provider=repair_provider,
+            audit_store=self._audit,
+            limits=RecoveryLimits(
+                invalid_responses_left=max(left, 0),
+                max_response_bytes=self._settings.max_response_bytes,
+            ),
+        )
+        decision: dict[str, Any] = {
+            "status": result.status,
+            "response": result.response,
+            "reason": result.reason,
+            "hint": result.hint,
+            "violations": list(result.violations),
+            "applied_rules": [rule.rule for rule in result.applied_rules],
+            "notes": [note.to_mapping() for note in result.notes_for_next_call],
+            "invalid_responses": result.invalid_responses,
+            "epoch": self._epoch(),
+        }
+        if not result.accepted:
+            self._progress(f"{hid} step {step}: answer rejected ({result.reason})")
+        return decision
+
+    def _operation_check(self, response: Mapping[str, Any]) -> list[str]:
+        step = response["next"]
+        if step.get("operation") == "project.query" and self._research is None:
+            return ["project_research_disabled"]
+        return []
+
+    # -- dispatch -----------------------------------------------------------------------
+
+    def _dispatch(
+        self, hypothesis: Mapping[str, Any], step: int, attempt: int, response: Mapping[str, Any]
+    ) -> str | None:
+        hid = hypothesis["id"]
+        if self._log.get(hid, step, attempt, "dispatch") is not None:
+            return None
+        plan = response["next"]
+        key = f"{hid}:{step}:{attempt}:dispatch"
+        try:
+            self._budget.reserve(hid, self._settings.dispatch_cost, key)
+        except BudgetError as err:
+            if err.code in {"budget_insufficient", "budget_account_terminal"}:
+                self._conclude(hid, None, "budget_exhausted")
+                return _DONE
+            raise
+        package = load_package(self._root)
+        generation = package.generation
+        self._progress(f"{hid} step {step}: {plan['operation']}")
+        try:
+            taken = self._run_plan(hid, step, attempt, plan, package, generation)
+        except ResearchUnavailable as err:
+            self._checkpoints.advance(
+                BLOCKED,
+                code=RESEARCH_UNAVAILABLE,
+                resume_state=INVESTIGATION,
+                hypothesis=hid,
+                step=step,
+                plan=dict(plan),
+                reservation=key,
+                cause=err.code,
+            )
+            self._checkpoints.sync_manifest()
+            self._hook(f"{hid}-{step}-{attempt}-blocked")
+            return RESEARCH_UNAVAILABLE
+        except (ResearchError, VbaError) as err:
+            if isinstance(err, EvidenceError) and err.code != "case_changed":
+                raise
+            self._budget.release(key)
+            self._checkpoints.record_technical_rejection(err.code, hypothesis=hid, step=step)
+            self._log.put(hid, step, attempt, "dispatch", {"rejected": err.code})
+            self._hook(f"{hid}-{step}-{attempt}-dispatch")
+            return None
+        self._settle_once(key, self._settings.dispatch_cost)
+        self._log.put(hid, step, attempt, "dispatch", taken)
+        self._hook(f"{hid}-{step}-{attempt}-dispatch")
+        return None
+
+    def _run_plan(
+        self,
+        hid: str,
+        step: int,
+        attempt: int,
+        plan: Mapping[str, Any],
+        package: Any,
+        generation: int,
+    ) -> dict[str, Any]:
+        step_key = f"{hid}/{step}/{attempt}"
+
+        def current_generation() -> int:
+            return load_package(self._root).generation
+
+        if plan["operation"] == "project.query":
+            assert self._research is not None
+            capture = self._research.capture(plan["arguments"])
+            taken = self._evidence.take_capture(
+                capture,
+                hypothesis_id=hid,
+                step_key=step_key,
+                generation=generation,
+                current_generation=current_generation,
+            )
+        else:
+            manifest = package.manifest
+            request = {
+                "format": "viano-investigation-request",
+                "format_version": 1,
+                "case_id": manifest["case_id"],
+                "package_id": manifest["package_id"],
+                "analysis_revision": manifest["analysis_revision"],
+                "requests": [
+                    {
+                        "request_id": f"Q{step:03d}{attempt:02d}",
+                        "hypothesis_id": hid,
+                        "action_id": f"{hid}-{step}-{attempt}",
+                        "operation": plan["operation"],
+                        "arguments": plan["arguments"],
+                    }
+                ],
+            }
+            result = self._router.query(self._root, request)
+            taken = self._evidence.take_router_result(
+                request,
+                result,
+                hypothesis_id=hid,
+                step_key=step_key,
+                generation=generation,
+                current_generation=current_generation,
+            )
+        self._hook(f"{hid}-{step}-{attempt}-evidence")
+        return {"evidence_id": taken.evidence_id, "new": taken.new}
+
+    def _settle_once(self, key: str, actual: int) -> None:
+        """A call re-sent after a crash between settlement and its record is not
+        charged again (the first settlement stands)."""
+        reservation = self._budget.reservation(key)
+        if reservation is not None and reservation.state == "settled":
+            return
+        self._budget.settle(key, actual)
+
+    # -- endings ------------------------------------------------------------------------
+
+    def _conclude(self, hid: str, response: Mapping[str, Any] | None, reason: str) -> None:
+        if self._log.outcome(hid) is not None:
+            return
+        outcome: dict[str, Any] = {"hypothesis_id": hid, "reason": reason}
+        if response is not None:
+            outcome.update(
+                assessment=response["assessment"],
+                confidence=response["confidence"],
+                evidence=response["evidence"],
+                summary=response["next"]["summary"],
+            )
+        else:
+            outcome.update(assessment="undetermined", confidence=None, evidence=[], summary=None)
+        self._log.put_outcome(hid, outcome)
+        status = "concluded" if reason == "concluded" else "exhausted"
+        if not self._budget.account(hid).terminal:
+            self._budget.close_account(hid, status)
+        self._checkpoints.advance(INVESTIGATION, event="hypothesis_done", hypothesis=hid)
+        self._progress(f"{hid}: {outcome['assessment']} ({reason})")
+
+    def _block_invalid(self, hid: str, step: int) -> str:
+        self._checkpoints.advance(
+            BLOCKED,
+            code=INVALID_LLM_RESPONSES,
+            resume_state=INVESTIGATION,
+            hypothesis=hid,
+            step=step,
+        )
+        self._checkpoints.sync_manifest()
+        return INVALID_LLM_RESPONSES
+
+    # -- state derived from the records --------------------------------------------------
+
+    def _epoch(self) -> int:
+        """How many operator resumes happened: each one gives a fresh invalid-response count."""
+        return sum(1 for c in self._checkpoints.history() if c.operator)
+
+    def _invalid_count(self) -> int:
+        epoch = self._epoch()
+        total = 0
+        for hid, step, attempt, event in self._log.events():
+            if event == "decision":
+                decision = self._log.get(hid, step, attempt, event)
+                if decision and decision.get("epoch") == epoch:
+                    total += int(decision.get("invalid_responses", 0))
+        return total
+
+    def _stored_policy(self) -> RecoveryPolicy:
+        """A running investigation keeps the policy it started with."""
+        path = self._root / POLICY_FILE
+        if path.exists():
+            return RecoveryPolicy.from_json(path.read_bytes())
+        policy = RecoveryPolicy(self._settings.response_recovery_version)
+        write_once(path, policy.to_json())
+        return policy
+
+    def _known_columns(self) -> dict[str, list[str]]:
+        package = load_package(self._root)
+        index = load_index(package)
+        columns: dict[str, set[str]] = {}
+        for fact in (index or {}).get("facts", []):
+            if fact["kind"] == "project_rows":
+                for row in fact["rows"]:
+                    columns.setdefault(fact["table"], set()).update(row)
+        return {table: sorted(names) for table, names in columns.items()}
+
+    def _context(self, hypothesis: Mapping[str, Any], step: int, attempt: int) -> dict[str, Any]:
+        package = load_package(self._root)
+        hid = hypothesis["id"]
+        evidence = []
+        others: dict[str, list[str]] = {}
+        for record in self._evidence.records():
+            if record["hypothesis_id"] != hid:
+                others.setdefault(record["hypothesis_id"], []).append(record["evidence_id"])
+                continue
+            evidence.append(
+                {
+                    "evidence_id": record["evidence_id"],
+                    "kind": record["kind"],
+                    "request": record["request"]
+                    if record["kind"] == "project_query"
+                    else record["request"]["requests"][0],
+                    "payload": self._evidence.payload(record),
+                }
+            )
+        context: dict[str, Any] = {
+            "case_id": package.case_id,
+            "analysis_revision": package.analysis_revision,
+            "report": {
+                "title": package.case["report"]["title"],
+                "text": package.case["report"]["text"],
+            },
+            "hypothesis": {"id": hid, "statement": hypothesis["statement"]},
+            "other_hypotheses": [
+                {
+                    "id": h["id"],
+                    "statement": h["statement"],
+                    "evidence_ids": others.get(h["id"], []),
+                }
+                for h in package.case["hypotheses"]
+                if h["id"] != hid
+            ],
+            "sources": [
+                {"source_ref": e["source_ref"], "role": e["role"], "member": e["member"]}
+                for e in package.case["source_context"] + package.case["database_context"]
+            ],
+            "evidence": evidence,
+            "step": step,
+            "max_steps": self._settings.max_steps,
+        }
+        if self._research is not None:
+            context["project_context"] = project_prompt_context(package)
+        feedback, notes = self._previous_feedback(hid, step, attempt)
+        if feedback:
+            context["feedback"] = feedback
+        if notes:
+            context["recovery_notes"] = notes
+        return context
+
+    def _previous_feedback(
+        self, hid: str, step: int, attempt: int
+    ) -> tuple[list[str], list[dict[str, str]]]:
+        """Feedback for this attempt: the last rejection's hint, or the last dispatch refusal;
+        and the recovery notes of the last accepted answer."""
+        events = [e for e in self._log.events(hid) if (e[1], e[2]) < (step, attempt)]
+        feedback: list[str] = []
+        notes: list[dict[str, str]] = []
+        for _h, s, a, event in reversed(events):
+            record = self._log.get(hid, s, a, event) or {}
+            if event == "decision" and record.get("status") == "rejected":
+                line = f"Your previous answer was rejected ({record['reason']})."
+                if record.get("hint"):
+                    line += f" {record['hint']}"
+                feedback.append(line)
+                break
+            if event == "dispatch" and "rejected" in record:
+                feedback.append(
+                    f"Your previous tool request was refused by the tool ({record['rejected']}); "
+                    "change the request."
+                )
+                break
+            if event == "decision" and record.get("status") == "accepted":
+                notes = record.get("notes", [])
+                break
+        return feedback, notes
+
+
+def _tokens(result: ChatResult, reserved: int) -> int:
+    if result.usage is None:
+        return reserved  # no usage reported: the whole reservation counts
+    return max(1, result.usage.total_tokens)
+
+
+def _previous_result(context: Mapping[str, Any]) -> str:
+    if not context["evidence"]:
+        return ""
+    last = context["evidence"][-1]
+    return orjson.dumps({"evidence_id": last["evidence_id"], "request": last["request"]}).decode()
+
+
+__all__ = ["ChatModel", "InvestigationController", "Research", "RunOutcome", "query_sha256"]

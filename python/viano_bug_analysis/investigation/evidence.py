@@ -1,0 +1,210 @@
+"""Evidence records: what a dispatched query returned, taken over with its capture.
+
+An evidence record (``analysis/evidence/records/<n>.json``, ID ``E<n>``)
+names the hypothesis and step that asked, the request, and where the
+answer lies: a project capture (``analysis/evidence/captures/<sha256>.json``)
+or a stored router result (``analysis/evidence/results/<sha256>.json``). The
+answer file is content-addressed and written first; the record, written
+once, is the commit. So a crash between the two leaves at most an
+unreferenced answer file, and a rerun of the same step writes the record.
+
+An identical repeated answer is not new evidence: the existing E-ID is
+returned with ``new=False``. Before a record is written the case
+generation is read again; if it changed since dispatch, nothing is taken
+over (``case_changed``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from viano_bug_analysis.enrichment.files import write_once
+from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.project_research import Capture, CaptureStore
+from viano_bug_analysis.project_research.captures import CAPTURES_DIR
+
+RECORDS_DIR = Path("analysis", "evidence", "records")
+RESULTS_DIR = Path("analysis", "evidence", "results")
+RECORD_FORMAT = "viano-evidence-record"
+_RECORD_NAME = re.compile(r"[0-9]{6}\.json")
+
+
+class EvidenceError(VbaError):
+    """Evidence could not be taken over or read back (stable ``code``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TakenEvidence:
+    evidence_id: str
+    new: bool
+    record: Mapping[str, Any]
+
+
+def _compact(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+class EvidenceStore:
+    def __init__(self, package_path: str | Path) -> None:
+        self.package_path = Path(package_path)
+        self._records_dir = self.package_path / RECORDS_DIR
+        self._captures = CaptureStore(self.package_path)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def records(self) -> list[dict[str, Any]]:
+        if not self._records_dir.is_dir():
+            return []
+        names = sorted(
+            p.name for p in self._records_dir.iterdir() if _RECORD_NAME.fullmatch(p.name)
+        )
+        records = []
+        for expected, name in enumerate(names, start=1):
+            if name != f"{expected:06d}.json":
+                raise EvidenceError(
+                    "evidence_corrupt", "evidence records have a gap", {"n": expected}
+                )
+            data = (self._records_dir / name).read_bytes()
+            record = orjson.loads(data)
+            if record.get("format") != RECORD_FORMAT or record.get("evidence_id") != f"E{expected}":
+                raise EvidenceError(
+                    "evidence_corrupt", "an evidence record is invalid", {"n": expected}
+                )
+            records.append(record)
+        return records
+
+    def get(self, evidence_id: str) -> dict[str, Any]:
+        for record in self.records():
+            if record["evidence_id"] == evidence_id:
+                return record
+        raise EvidenceError(
+            "evidence_unknown", "no evidence with this ID", {"evidence_id": evidence_id}
+        )
+
+    def answer(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """The stored answer of a record (the capture document or the router result)."""
+        if record["kind"] == "project_query":
+            return dict(self._captures.get(record["capture_sha256"]).document)
+        path = self.package_path / RESULTS_DIR / f"{record['result_sha256']}.json"
+        data = path.read_bytes()
+        if hashlib.sha256(data).hexdigest() != record["result_sha256"]:
+            raise EvidenceError("evidence_corrupt", "a stored result does not match its hash", {})
+        result: dict[str, Any] = orjson.loads(data)
+        return result
+
+    def payload(self, record: Mapping[str, Any]) -> Any:
+        """What the model sees of a record, and what its references point into:
+        the tool result (``result`` of a capture, the one router result)."""
+        answer = self.answer(record)
+        if record["kind"] == "project_query":
+            return answer["result"]["result"]
+        return answer["results"][0]
+
+    # -- taking over --------------------------------------------------------------------
+
+    def take_capture(
+        self,
+        capture: Capture,
+        *,
+        hypothesis_id: str,
+        step_key: str,
+        generation: int,
+        current_generation: Callable[[], int],
+    ) -> TakenEvidence:
+        self._captures.put(capture)
+        return self._take(
+            {
+                "kind": "project_query",
+                "request": dict(capture.request),
+                "capture_sha256": capture.sha256,
+                "capture_path": f"{CAPTURES_DIR.as_posix()}/{capture.sha256}.json",
+                "origin": dict(capture.origin),
+            },
+            "capture_sha256",
+            hypothesis_id=hypothesis_id,
+            step_key=step_key,
+            generation=generation,
+            current_generation=current_generation,
+        )
+
+    def take_router_result(
+        self,
+        request: Mapping[str, Any],
+        result: Mapping[str, Any],
+        *,
+        hypothesis_id: str,
+        step_key: str,
+        generation: int,
+        current_generation: Callable[[], int],
+    ) -> TakenEvidence:
+        data = _compact(result)
+        sha256 = hashlib.sha256(data).hexdigest()
+        write_once(self.package_path / RESULTS_DIR / f"{sha256}.json", data)
+        return self._take(
+            {
+                "kind": "snapshot_query",
+                "request": dict(request),
+                "result_sha256": sha256,
+                "result_path": f"{RESULTS_DIR.as_posix()}/{sha256}.json",
+            },
+            "result_sha256",
+            hypothesis_id=hypothesis_id,
+            step_key=step_key,
+            generation=generation,
+            current_generation=current_generation,
+        )
+
+    def _take(
+        self,
+        fields: dict[str, Any],
+        answer_key: str,
+        *,
+        hypothesis_id: str,
+        step_key: str,
+        generation: int,
+        current_generation: Callable[[], int],
+    ) -> TakenEvidence:
+        records = self.records()
+        for record in records:
+            if record["step_key"] == step_key:
+                return TakenEvidence(record["evidence_id"], False, record)  # a resumed step
+        for record in records:
+            if record.get(answer_key) == fields[answer_key]:
+                return TakenEvidence(record["evidence_id"], False, record)  # the same answer
+        if current_generation() != generation:
+            raise EvidenceError(
+                "case_changed",
+                "the case generation changed between dispatch and persistence",
+                {"generation": generation},
+            )
+        number = len(records) + 1
+        record = {
+            "format": RECORD_FORMAT,
+            "format_version": 1,
+            "evidence_id": f"E{number}",
+            "hypothesis_id": hypothesis_id,
+            "step_key": step_key,
+            "generation": generation,
+            **fields,
+        }
+        write_once(self._records_dir / f"{number:06d}.json", _compact(record))
+        return TakenEvidence(record["evidence_id"], True, record)
+
+
+def resolve_reference(document: Any, reference: str) -> Any:
+    """Resolves a JSON Pointer inside an answer document."""
+    value = document
+    for part in reference.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    return value
+
+
+__all__ = ["EvidenceError", "EvidenceStore", "TakenEvidence", "resolve_reference"]

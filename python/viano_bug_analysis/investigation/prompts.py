@@ -1,0 +1,137 @@
+"""Investigation prompts, built as a pure function of a stored context.
+
+A call record stores the prompt version and the whole context it was built
+from, so any stored prompt can be rebuilt byte for byte with its own
+version, even after newer versions exist:
+
+- ``investigation_v1``: the case report, the hypothesis, the snapshot sources
+  and the evidence so far;
+- ``investigation_project_v1`` (research enabled): the same plus the labelled
+  project facts of the case revision and the ``project.query`` operation.
+  The input inventory and repeated earlier results are left out; evidence of
+  other hypotheses keeps its IDs and provenance but not its payload.
+
+Notes about a recovered previous answer are appended as the last section
+(and only when there are some, so a context without notes gives exactly the
+prompt it always gave).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from viano_bug_analysis.investigation.recovery.notes import prompt_with_context_notes
+
+PROMPT_VERSIONS = ("investigation_v1", "investigation_project_v1")
+MAX_EVIDENCE_PAYLOAD_CHARS = 6000
+
+_RULES = """You investigate one hypothesis about a bug report of a game server, read-only.
+You see the report, the hypothesis, the evidence gathered so far (each with an E-ID) and,
+when enabled, facts from the live project (P-IDs, labelled). Facts describe configured data
+and source code; they are not runtime observations.
+
+Answer with exactly one JSON object and nothing else:
+{"hypothesis_id": "<the hypothesis ID>",
+ "assessment": "supported" | "refuted" | "undetermined",
+ "confidence": <number from 0 to 1>,
+ "evidence": [{"evidence_id": "E<n>", "role": "supports" | "contradicts" | "context",
+               "reference": "<JSON Pointer into that evidence, or L12 / L12-L20>"}],
+ "next": <exactly one next step>}
+
+A next step is either a conclusion:
+  {"kind": "conclusion", "summary": "<why the assessment is final>"}
+or one tool call:
+  {"kind": "tool", "operation": "<operation>", "arguments": {...}}
+Cite only E-IDs you were shown. Filters are objects:
+  {"column": "<name>", "operator": "<op>", "value": <value>}"""
+
+_SNAPSHOT_OPERATIONS = """Snapshot operations (they read the case's own attachments, by source_ref):
+- source.find_text {"source_refs": [...], "text": "...", "case_sensitive": true,
+  "offset": 0, "limit": 20}
+- source.find_symbol {"source_refs": [...], "symbol": "...", "offset": 0, "limit": 20}
+- source.read_context {"source_ref": "...", "start_line": 1, "end_line": 40}
+- database.describe {"source_ref": "..."}
+- database.lookup {"source_ref": "...", "filters": [...], "columns": [...],
+  "offset": 0, "limit": 20}
+- database.find_references {"source_ref": "...", "search_columns": [...], "value": ...,
+  "offset": 0, "limit": 20}"""
+
+_PROJECT_OPERATION = """Live project research (operation "project.query"; arguments are one query):
+- {"kind": "source.search", "text": "...", "path_prefix": "src/", "offset": 0, "limit": 20}
+- {"kind": "source.symbol", "symbol": "...", "offset": 0, "limit": 20}
+- {"kind": "source.read", "path": "...", "start_line": 1, "end_line": 60}
+- {"kind": "source.files" | "source.registration" | "source.schema", ...}
+- {"kind": "database.rows", "table": "...", "columns": [...], "filters": [...],
+   "offset": 0, "limit": 20}
+- {"kind": "database.schema", "table": "..."} / {"kind": "database.count", ...}
+Operators: eq, ne, lt, le, gt, ge, contains (a literal substring; % and _ are not wildcards),
+in (a list). There is no "like" operator."""
+
+
+def build_messages(version: str, context: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The chat messages of one investigation call (system rules, user context)."""
+    if version not in PROMPT_VERSIONS:
+        raise ValueError(f"unknown prompt version {version!r}")
+    system = _RULES + "\n\n" + _SNAPSHOT_OPERATIONS
+    if version == "investigation_project_v1":
+        system += "\n\n" + _PROJECT_OPERATION
+    user = _user_text(version, context)
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": prompt_with_context_notes(user, context)},
+    ]
+
+
+def prompt_text(messages: Sequence[Mapping[str, str]]) -> str:
+    """All message contents, for size measurements."""
+    return "\n".join(m["content"] for m in messages)
+
+
+def _user_text(version: str, context: Mapping[str, Any]) -> str:
+    hypothesis = context["hypothesis"]
+    parts = [
+        f"Case {context['case_id']} (revision {context['analysis_revision']})",
+        f"Report title: {context['report']['title']}",
+        f"Report text: {context['report']['text']}",
+        f"Hypothesis {hypothesis['id']}: {hypothesis['statement']}",
+    ]
+    if context.get("other_hypotheses"):
+        parts.append("Other hypotheses (their evidence IDs only):")
+        parts += [
+            f"- {h['id']}: {h['statement']} (evidence: {', '.join(h['evidence_ids']) or 'none'})"
+            for h in context["other_hypotheses"]
+        ]
+    parts.append("Snapshot sources (source_ref, role, member):")
+    parts += [f"- {s['source_ref']} {s['role']} {s['member']}" for s in context["sources"]]
+    if version == "investigation_project_v1" and context.get("project_context"):
+        project = context["project_context"]
+        parts.append(
+            "Project facts (selection "
+            f"{project['selection']}; left out: input inventory, "
+            f"{len(project['left_out']['duplicate_results'])} repeated results):"
+        )
+        parts += [_json(fact) for fact in project["facts"]]
+    parts.append("Evidence so far:" if context["evidence"] else "Evidence so far: none")
+    parts += [_evidence_line(item) for item in context["evidence"]]
+    if context.get("feedback"):
+        parts.append("Feedback on your previous answer:")
+        parts += [f"- {line}" for line in context["feedback"]]
+    parts.append(f"Step {context['step']} of at most {context['max_steps']}. Answer now.")
+    return "\n".join(parts)
+
+
+def _evidence_line(item: Mapping[str, Any]) -> str:
+    payload = _json(item["payload"])
+    if len(payload) > MAX_EVIDENCE_PAYLOAD_CHARS:
+        payload = payload[:MAX_EVIDENCE_PAYLOAD_CHARS] + " …(cut; ask a narrower query)"
+    return f"{item['evidence_id']} {item['kind']} {_json(item['request'])}\n  answer: {payload}"
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+__all__ = ["PROMPT_VERSIONS", "build_messages", "prompt_text"]

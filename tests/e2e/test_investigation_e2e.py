@@ -1,0 +1,344 @@
+"""End to end: the Wolpertinger-style fixture case investigated by a scripted
+OpenAI-compatible model on loopback, against the real MariaDB (behind a proxy
+that goes down mid-way) and a real git repository."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.case_builder.conftest import ResearchSetup, case_spec, write_config
+from tests.controller.scripted_llm_server import ScriptedLlmServer
+from tests.e2e.conftest import TcpProxy
+from tests.project_research.conftest import TestDatabase
+from tests.project_research.git_fixtures import git
+from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.enrichment import research_origin, vcore_profile
+from viano_bug_analysis.investigation.budget import BudgetManager
+from viano_bug_analysis.investigation.checkpoints import CheckpointStore
+from viano_bug_analysis.investigation.config import InvestigationSettings
+from viano_bug_analysis.investigation.controller import InvestigationController
+from viano_bug_analysis.investigation.evidence import EvidenceStore, resolve_reference
+from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
+from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.project_research import ProjectResearch, load_config
+
+SETTINGS = InvestigationSettings(
+    max_steps=8, invalid_response_limit=3, response_recovery_version=1, dispatch_cost=100
+)
+
+
+def answer(evidence: list[dict[str, str]], next_step: dict[str, Any], **fields: Any) -> str:
+    document = {
+        "hypothesis_id": "H1",
+        "assessment": fields.get("assessment", "undetermined"),
+        "confidence": fields.get("confidence", 0.3),
+        "evidence": evidence,
+        "next": next_step,
+    }
+    return orjson.dumps(document).decode()
+
+
+def rows(table: str, columns: list[str], filters: Any) -> dict[str, Any]:
+    return {
+        "kind": "tool",
+        "operation": "project.query",
+        "arguments": {
+            "kind": "database.rows",
+            "table": table,
+            "columns": columns,
+            "filters": filters,
+            "offset": 0,
+            "limit": 5,
+        },
+    }
+
+
+def cite(evidence_id: str, reference: str, role: str = "supports") -> dict[str, str]:
+    return {"evidence_id": evidence_id, "role": role, "reference": reference}
+
+
+QUEST = ["ID", "LogTitle", "StartItem", "RequiredNpcOrGo1"]
+SYMBOL_ARGS = {"kind": "source.symbol", "symbol": "npc_wild_wolpertinger", "offset": 0, "limit": 5}
+
+SCRIPT = [
+    # 1: a fenced answer.
+    "```json\n"
+    + answer(
+        [], rows("quest_template", QUEST, [{"column": "ID", "operator": "eq", "value": 90001}])
+    )
+    + "\n```",
+    # 2: next.arguments sent as a JSON string.
+    answer(
+        [cite("E1", "/rows/0/RequiredNpcOrGo1", "context")],
+        {
+            "kind": "tool",
+            "operation": "project.query",
+            "arguments": orjson.dumps(SYMBOL_ARGS).decode(),
+        },
+    ),
+    # 3: a primitive filter list.
+    answer(
+        [cite("E2", "/matches/0", "context")],
+        rows(
+            "creature_template",
+            ["entry", "name", "ScriptName"],
+            [["name", "contains", "Wolpertinger"]],
+        ),
+    ),
+    # 4, first attempt: `like` is not an operator: rejected with the operator hint.
+    answer(
+        [], rows("quest_template", ["ID", "LogTitle"], [["LogTitle", "like", "%Wolpertinger%"]])
+    ),
+    # 4, second attempt: corrected by the model (the research outage hits this dispatch).
+    answer(
+        [],
+        rows(
+            "quest_template",
+            ["ID", "LogTitle"],
+            [{"column": "LogTitle", "operator": "contains", "value": "Wolpertinger"}],
+        ),
+    ),
+    # 5: the conclusion, citing a DB row and a git blob line.
+    answer(
+        [
+            cite("E1", "/rows/0/RequiredNpcOrGo1"),
+            cite("E2", "/matches/0"),
+            cite("E3", "/rows/0/ScriptName", "context"),
+        ],
+        {
+            "kind": "conclusion",
+            "summary": "The quest requires credit creature 90005, but the net hits creature "
+            "90002, whose C++ script is the only handler.",
+        },
+        assessment="supported",
+        confidence=0.8,
+    ),
+]
+
+
+def build_case(tmp_path: Path, setup: ResearchSetup) -> Path:
+    config = load_config(setup.config_path)
+    package = tmp_path / "package"
+    with ProjectResearch(config) as research:
+        CaseBuilder(
+            case_spec(tmp_path / "inputs"),
+            package,
+            profile=vcore_profile(),
+            project_research=research,
+            research_origin=research_origin(config),
+        ).build()
+    return package
+
+
+def proxied_config(
+    tmp_path: Path, db: TestDatabase, repo: tuple[Path, str], proxy: TcpProxy
+) -> Path:
+    directory = tmp_path / "proxied"
+    directory.mkdir(exist_ok=True)
+    return write_config(directory, db, repo[0], repo[1], port=proxy.port)
+
+
+def controller(
+    package: Path, server: ScriptedLlmServer, research: Any, **kw: Any
+) -> InvestigationController:
+    client = ChatClient(
+        LlmConfig(base_urls=(server.base_url,), model="scripted", max_retries=0, read_timeout=10.0)
+    )
+    return InvestigationController(
+        package, model=client, settings=SETTINGS, research=research, **kw
+    )
+
+
+def test_the_fixture_case_is_investigated_end_to_end(
+    tmp_path: Path,
+    research_setup: ResearchSetup,
+    mariadb: TestDatabase,
+    source_repo: tuple[Path, str],
+    proxy: TcpProxy,
+) -> None:
+    package = build_case(tmp_path, research_setup)
+    config = load_config(proxied_config(tmp_path, mariadb, source_repo, proxy))
+
+    def outage(point: str) -> None:
+        if point == "H1-4-2-decision":
+            proxy.down()  # MariaDB becomes unreachable right before the dispatch
+
+    with ScriptedLlmServer(SCRIPT) as server, ProjectResearch(config) as research:
+        first = controller(package, server, research, after_step=outage).run()
+        assert (first.state, first.code) == ("blocked", "RESEARCH_UNAVAILABLE")
+        manifest = load_package(package).manifest
+        assert manifest["status"]["state"] == "blocked"
+        assert manifest["status"]["code"] == "RESEARCH_UNAVAILABLE"
+        blocked = CheckpointStore(package).current()
+        assert blocked is not None and blocked.payload_dict()["reservation"] == "H1:4:2:dispatch"
+        # Without an operator resume nothing runs.
+        assert controller(package, server, research).run().state == "blocked"
+        calls_before_resume = len(server.requests)
+
+        proxy.up()  # MariaDB comes back
+        resumed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "viano_bug_analysis.cli",
+                "resume",
+                str(package),
+                "--operator",
+                "ops",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        final = controller(package, server, research).run()
+        assert final.state == "concluded"
+        assert len(server.requests) == calls_before_resume + 1 == len(SCRIPT)
+        assert server.unscripted == 0
+
+    log = StepLog(package)
+    # The fenced answer and the JSON-encoded arguments were normalized, not rejected.
+    assert log.get("H1", 1, 1, "decision")["applied_rules"] == ["strip_outer_fence"]  # type: ignore[index]
+    assert log.get("H1", 2, 1, "decision")["applied_rules"] == ["decode_encoded_next_arguments"]  # type: ignore[index]
+    assert log.get("H1", 3, 1, "decision")["applied_rules"] == ["filter_from_triple"]  # type: ignore[index]
+    like = log.get("H1", 4, 1, "decision")
+    assert like is not None and like["status"] == "rejected"
+    assert "allowed operators" in like["hint"]
+    # The hint reached the model in the very next call, which corrected the filter.
+    corrected_prompt = server.requests[4].messages[-1]["content"]
+    assert "allowed operators: eq, ne, lt, le, gt, ge, contains, in" in corrected_prompt
+    # The normalization note rode along in the next regular call (no extra call).
+    assert "Format note about your previous answer" in server.requests[1].messages[-1]["content"]
+
+    outcome = final.outcomes["H1"]
+    assert outcome["assessment"] == "supported" and outcome["reason"] == "concluded"
+    store = EvidenceStore(package)
+    records = {r["evidence_id"]: r for r in store.records()}
+    assert sorted(records) == ["E1", "E2", "E3", "E4"]
+
+    # E1 leads back to a database row ...
+    e1 = records["E1"]
+    assert e1["origin"] == {
+        "kind": "database",
+        "database": "cata_world",
+        "snapshot_id": "cata_world@fixture",
+    }
+    assert resolve_reference(store.payload(e1), "/rows/0/RequiredNpcOrGo1") == 90005
+    capture = orjson.loads((package / e1["capture_path"]).read_bytes())
+    assert (
+        hashlib.sha256((package / e1["capture_path"]).read_bytes()).hexdigest()
+        == e1["capture_sha256"]
+    )
+    assert capture["result"]["result"]["rows"][0]["ID"] == 90001
+    # ... and E2 to a line of a git blob at the pinned commit.
+    e2 = records["E2"]
+    match = resolve_reference(store.payload(e2), "/matches/0")
+    assert e2["origin"]["commit"] == source_repo[1]
+    blob_text = git(source_repo[0], "cat-file", "-p", match["blob"])
+    assert blob_text.splitlines()[match["line"] - 1] == match["text"]
+    assert hashlib.sha256((blob_text + "\n").encode()).hexdigest() == match["sha256"]
+
+    # Budget: every call and dispatch reserved and settled, nothing left reserved.
+    account = BudgetManager(package).account("H1")
+    assert account.reserved == 0 and 0 < account.spent <= account.limit
+    assert account.status == "concluded"
+    # Technical state: the outage never ended the hypothesis or touched evidence.
+    kinds = [c.state for c in CheckpointStore(package).history()]
+    assert kinds[-1] == "concluded" and "blocked" in kinds
+
+
+def test_killed_at_every_step_resumes_without_loss_or_duplicates(
+    tmp_path: Path, research_setup: ResearchSetup
+) -> None:
+    template = build_case(tmp_path, research_setup)
+    script = SCRIPT
+    clean_points: list[str] = []
+    with ScriptedLlmServer(script) as server, research_setup.research() as research:
+        clean_pkg = tmp_path / "clean"
+        shutil.copytree(template, clean_pkg)
+        controller(clean_pkg, server, research, after_step=clean_points.append).run()
+    clean_spent = BudgetManager(clean_pkg).account("H1").spent
+    clean_evidence = [r["capture_sha256"] for r in EvidenceStore(clean_pkg).records()]
+
+    class Killed(BaseException):
+        pass
+
+    for stop in range(len(clean_points)):
+        package = tmp_path / f"k{stop}"
+        shutil.copytree(template, package)
+        calls = 0
+
+        def hook(point: str, stop: int = stop) -> None:
+            nonlocal calls
+            calls += 1
+            if calls == stop + 1:
+                raise Killed(point)
+
+        with ScriptedLlmServer(script) as server, research_setup.research() as research:
+            with pytest.raises(Killed):
+                controller(package, server, research, after_step=hook).run()
+            final = controller(package, server, research).run()
+            assert final.state == "concluded", clean_points[stop]
+            # No request lost, none sent twice.
+            assert len(server.requests) == len(script), clean_points[stop]
+        # No double charge, no duplicate evidence.
+        assert BudgetManager(package).account("H1").spent == clean_spent, clean_points[stop]
+        evidence = [r["capture_sha256"] for r in EvidenceStore(package).records()]
+        assert evidence == clean_evidence, clean_points[stop]
+
+
+def test_the_command_line_investigates_and_reports_status(
+    tmp_path: Path, research_setup: ResearchSetup
+) -> None:
+    package = build_case(tmp_path, research_setup)
+    script = [
+        SCRIPT[0],
+        answer(
+            [cite("E1", "/rows/0/LogTitle", "context")],
+            {"kind": "conclusion", "summary": "Nothing here explains the report."},
+            assessment="refuted",
+            confidence=0.6,
+        ),
+    ]
+    with ScriptedLlmServer(script) as server:
+        config = tmp_path / "investigate.toml"
+        config.write_text(
+            f"""[llm]
+base_urls = ["{server.base_url}"]
+model = "scripted"
+max_retries = 0
+[investigation]
+response_recovery_version = 1
+max_steps = 4
+[research]
+config = "{research_setup.config_path}"
+"""
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "viano_bug_analysis.cli", "investigate", str(package),
+             "--config", str(config)],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "H1: refuted (concluded) evidence: E1" in done.stdout
+        assert "H1 step 1: project.query" in done.stderr and "budget left" in done.stderr
+        assert len(server.requests) == 2
+    status = subprocess.run(
+        [sys.executable, "-m", "viano_bug_analysis.cli", "status", str(package), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    document = orjson.loads(status.stdout)
+    assert document["state"] == "concluded" and document["evidence"] == 1
+    assert document["hypotheses"] == {"H1": "refuted"}
+    assert document["budget"]["H1"]["status"] == "concluded"
