@@ -28,6 +28,9 @@ from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore, resolve_reference
 from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
+from viano_bug_analysis.investigation.prompts import build_messages, prompt_text
+from viano_bug_analysis.investigation.recovery.admission import admit_repair
+from viano_bug_analysis.investigation.recovery.repair import RepairBinding, build_repair_prompt
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.project_research import ProjectResearch, load_config
 
@@ -123,6 +126,36 @@ SCRIPT = [
         confidence=0.8,
     ),
 ]
+
+
+CALL_ORDER = [(1, 1), (2, 1), (3, 1), (4, 1), (4, 2), (5, 1)]
+
+
+def _measure_repair_prompt(log: StepLog) -> None:
+    """The repair prompt against the regular call it would replace (SPEC §9):
+    the step-3 call of this case, with its answer's filters sent as one flat list."""
+    call = log.get("H1", 3, 1, "call")
+    decision = log.get("H1", 3, 1, "decision")
+    assert call is not None and decision is not None
+    normal = prompt_text(build_messages(call["prompt_version"], call["context"]))
+    broken = decision["response"]
+    broken["next"]["arguments"]["filters"] = ["name", "contains", "Wolpertinger", "entry", "gt", 1]
+    admission = admit_repair(broken)
+    assert admission.admitted and admission.schema_excerpt is not None
+    binding = RepairBinding(
+        hypothesis_id="H1",
+        hypothesis=call["context"]["hypothesis"]["statement"],
+        previous_result="",
+        visible_evidence_ids=("E1", "E2"),
+    )
+    repair = build_repair_prompt(
+        orjson.dumps(broken).decode(), admission.target, admission.schema_excerpt, binding
+    )
+    print(
+        f"\nprompt sizes: repair {len(repair)} vs normal {len(normal)} characters "
+        f"(ratio {len(repair) / len(normal):.2f})"
+    )
+    assert len(repair) < 0.5 * len(normal)
 
 
 def build_case(tmp_path: Path, setup: ResearchSetup) -> Path:
@@ -250,6 +283,17 @@ def test_the_fixture_case_is_investigated_end_to_end(
     account = BudgetManager(package).account("H1")
     assert account.reserved == 0 and 0 < account.spent <= account.limit
     assert account.status == "concluded"
+    # Every stored prompt rebuilds byte for byte from its stored version and context.
+    sent = [request.messages for request in server.requests]
+    rebuilt = [
+        build_messages(call["prompt_version"], call["context"])
+        for call in (log.get("H1", s, a, "call") for s, a in CALL_ORDER)
+        if call is not None
+    ]
+    assert rebuilt == sent
+    assert all(m[0]["content"].count("project.query") for m in sent)
+    assert log.get("H1", 1, 1, "call")["prompt_version"] == "investigation_project_v1"  # type: ignore[index]
+    _measure_repair_prompt(log)
     # Technical state: the outage never ended the hypothesis or touched evidence.
     kinds = [c.state for c in CheckpointStore(package).history()]
     assert kinds[-1] == "concluded" and "blocked" in kinds

@@ -1,0 +1,115 @@
+"""Controller rules without live research: invalid-response blocking and operator
+resume, a case generation change between dispatch and persistence, and the
+default recovery policy 0 (strict parse only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tests.case_builder.conftest import case_spec
+from tests.controller.scripted_llm_server import ScriptedLlmServer
+from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.investigation.checkpoints import CheckpointStore
+from viano_bug_analysis.investigation.config import InvestigationSettings
+from viano_bug_analysis.investigation.controller import InvestigationController
+from viano_bug_analysis.investigation.evidence import EvidenceStore
+from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
+from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.tools.router import InvestigationToolRouter
+
+FIND = {
+    "kind": "tool",
+    "operation": "source.find_text",
+    "arguments": {
+        "source_refs": ["diag-001"],
+        "text": "QuestID",
+        "case_sensitive": True,
+        "offset": 0,
+        "limit": 5,
+    },
+}
+CONCLUDE = {"kind": "conclusion", "summary": "done"}
+
+
+def answer(next_step: dict[str, Any], evidence: list[Any] | None = None) -> str:
+    return orjson.dumps(
+        {
+            "hypothesis_id": "H1",
+            "assessment": "undetermined",
+            "confidence": 0.5,
+            "evidence": evidence or [],
+            "next": next_step,
+        }
+    ).decode()
+
+
+def package(tmp_path: Path, **spec: Any) -> Path:
+    root = tmp_path / "package"
+    CaseBuilder(case_spec(tmp_path / "inputs", **spec), root).build()
+    return root
+
+
+def run(root: Path, server: ScriptedLlmServer, settings: InvestigationSettings, **kw: Any) -> Any:
+    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+    return InvestigationController(root, model=client, settings=settings, **kw).run()
+
+
+def test_invalid_responses_block_and_an_operator_resume_continues(tmp_path: Path) -> None:
+    root = package(tmp_path)
+    settings = InvestigationSettings(invalid_response_limit=2, response_recovery_version=1)
+    with ScriptedLlmServer(["I think the quest is broken.", "{not json"]) as server:
+        outcome = run(root, server, settings)
+        assert (outcome.state, outcome.code) == ("blocked", "INVALID_LLM_RESPONSES")
+        assert load_package(root).manifest["status"]["code"] == "INVALID_LLM_RESPONSES"
+        # The rejection feedback reached the second call; no hypothesis was ended.
+        assert "rejected (syntax_error)" in server.requests[1].messages[-1]["content"]
+        assert StepLog(root).outcome("H1") is None
+        CheckpointStore(root).resume("operator")
+        server.add(answer(CONCLUDE))
+        final = run(root, server, settings)
+        assert final.state == "concluded" and len(server.requests) == 3
+
+
+def test_a_generation_change_between_dispatch_and_persistence_takes_no_evidence(
+    tmp_path: Path,
+) -> None:
+    root = package(tmp_path)
+
+    class ChangingRouter(InvestigationToolRouter):
+        def query(self, package_path: Any, request: Any) -> dict[str, Any]:
+            result = super().query(package_path, request)
+            # A new revision lands while the dispatch is in flight.
+            CaseBuilder(case_spec(tmp_path / "inputs2", text="New report text."), root).build()
+            return result
+
+    settings = InvestigationSettings(response_recovery_version=1)
+    with ScriptedLlmServer([answer(FIND), answer(CONCLUDE)]) as server:
+        final = run(root, server, settings, router=ChangingRouter())
+    assert final.state == "concluded"
+    assert EvidenceStore(root).records() == []
+    rejections = [c.rejection for c in CheckpointStore(root).history() if c.rejection]
+    assert [r.code for r in rejections] == ["case_changed"]
+    assert "refused by the tool (case_changed)" in server.requests[1].messages[-1]["content"]
+
+
+def test_policy_zero_parses_strictly_and_keeps_prompts_without_notes(tmp_path: Path) -> None:
+    root = package(tmp_path)
+    fenced = "```json\n" + answer(CONCLUDE) + "\n```"
+    settings = InvestigationSettings(invalid_response_limit=3)  # recovery version 0
+    with ScriptedLlmServer([fenced, answer(CONCLUDE)]) as server:
+        final = run(root, server, settings)
+        assert final.state == "concluded"
+        decision = StepLog(root).get("H1", 1, 1, "decision")
+        assert decision is not None and decision["status"] == "rejected"
+        assert decision["applied_rules"] == []
+        assert "Format note" not in server.requests[1].messages[-1]["content"]
+    # The stored policy stays 0 even when a later run asks for 1.
+    with ScriptedLlmServer([]) as server:
+        run(root, server, InvestigationSettings(response_recovery_version=1))
+    assert orjson.loads((root / "analysis/investigation/policy.json").read_bytes()) == {
+        "response_recovery_version": 0
+    }
