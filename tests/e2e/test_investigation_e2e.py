@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from tests.case_builder.conftest import ResearchSetup, case_spec, write_config
-from tests.controller.scripted_llm_server import ScriptedLlmServer
+from tests.controller.scripted_llm_server import ScriptedLlmServer, drop
 from tests.e2e.conftest import TcpProxy
 from tests.project_research.conftest import TestDatabase
 from tests.project_research.git_fixtures import git
@@ -27,7 +27,7 @@ from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore, resolve_reference
-from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
+from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig, LlmError
 from viano_bug_analysis.investigation.prompts import build_messages, prompt_text
 from viano_bug_analysis.investigation.recovery.admission import admit_repair
 from viano_bug_analysis.investigation.recovery.repair import RepairBinding, build_repair_prompt
@@ -386,3 +386,37 @@ config = "{research_setup.config_path}"
     assert document["state"] == "concluded" and document["evidence"] == 1
     assert document["hypotheses"] == {"H1": "refuted"}
     assert document["budget"]["H1"]["status"] == "concluded"
+
+
+def test_a_repair_interrupted_by_a_transport_failure_resumes_from_its_stored_plan(
+    tmp_path: Path, research_setup: ResearchSetup
+) -> None:
+    package = build_case(tmp_path, research_setup)
+    flat = ["name", "contains", "Wolpertinger", "entry", "gt", 90000]
+    good = [
+        {"column": "name", "operator": "contains", "value": "Wolpertinger"},
+        {"column": "entry", "operator": "gt", "value": 90000},
+    ]
+    broken = answer([], rows("creature_template", ["entry", "name"], flat))
+    with research_setup.research() as research:
+        with ScriptedLlmServer([broken, drop()]) as server:
+            with pytest.raises(LlmError):
+                controller(package, server, research).run()
+            assert len(server.requests) == 2  # the answer, then the failed repair call
+        conclusion = answer(
+            [cite("E1", "/rows/0/name", "context")],
+            {"kind": "conclusion", "summary": "Seen."},
+        )
+        repaired = orjson.dumps({"replacement": good}).decode()
+        with ScriptedLlmServer([repaired, conclusion]) as server:
+            final = controller(package, server, research).run()
+            # The stored plan was carried out: one repair call, the answer was not asked again.
+            assert "investigation_format_repair_v1" in server.requests[0].messages[0]["content"]
+            assert len(server.requests) == 2
+    assert final.state == "concluded"
+    decision = StepLog(package).get("H1", 1, 1, "decision")
+    assert decision is not None and decision["status"] == "accepted"
+    assert decision["response"]["next"]["arguments"]["filters"] == good
+    assert decision["invalid_responses"] == 2  # the answer and the repair attempt
+    record = EvidenceStore(package).records()[0]
+    assert record["request"]["filters"] == good

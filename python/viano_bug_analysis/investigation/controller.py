@@ -57,7 +57,9 @@ from viano_bug_analysis.investigation.recovery import (
     RecoveryLimits,
     RecoveryPolicy,
     ResponseContract,
+    pending_repair,
     recover_response,
+    resume_repair,
 )
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.project_research import (
@@ -238,22 +240,40 @@ class InvestigationController:
             self._settle_once(key, _tokens(result, estimate))
             return result.content
 
-        result = recover_response(
-            reply["chat"]["content"],
-            contract=contract,
-            policy=self._policy,
-            context=RecoveryContext(
-                prompt_id=call["prompt_version"],
-                hypothesis=hypothesis["statement"],
-                previous_result=_previous_result(call["context"]),
-            ),
-            provider=repair_provider,
-            audit_store=self._audit,
-            limits=RecoveryLimits(
-                invalid_responses_left=max(left, 0),
-                max_response_bytes=self._settings.max_response_bytes,
-            ),
+        recovery_context = RecoveryContext(
+            prompt_id=call["prompt_version"],
+            hypothesis=hypothesis["statement"],
+            previous_result=_previous_result(call["context"]),
         )
+        limits = RecoveryLimits(
+            invalid_responses_left=max(left, 0),
+            max_response_bytes=self._settings.max_response_bytes,
+        )
+        # A repair planned before a crash (or a transport failure) for this very
+        # answer is carried out from its stored plan, re-checked, never re-planned.
+        pending = pending_repair(self._audit)
+        if pending is not None:
+            result = resume_repair(
+                pending,
+                contract=contract,
+                policy=self._policy,
+                context=recovery_context,
+                provider=repair_provider,
+                audit_store=self._audit,
+                limits=limits,
+            )
+            charged = result.invalid_responses + 1  # the original answer was invalid too
+        else:
+            result = recover_response(
+                reply["chat"]["content"],
+                contract=contract,
+                policy=self._policy,
+                context=recovery_context,
+                provider=repair_provider,
+                audit_store=self._audit,
+                limits=limits,
+            )
+            charged = result.invalid_responses
         decision: dict[str, Any] = {
             "status": result.status,
             "response": result.response,
@@ -262,7 +282,7 @@ class InvestigationController:
             "violations": list(result.violations),
             "applied_rules": [rule.rule for rule in result.applied_rules],
             "notes": [note.to_mapping() for note in result.notes_for_next_call],
-            "invalid_responses": result.invalid_responses,
+            "invalid_responses": charged,
             "epoch": self._epoch(),
         }
         if not result.accepted:
