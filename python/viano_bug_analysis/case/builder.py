@@ -45,9 +45,9 @@ from viano_bug_analysis.case.package import (
     load_package,
     verify_attachment,
 )
+from viano_bug_analysis.durable import make_dirs, replace_atomically, write_once
 from viano_bug_analysis.enrichment.engine import Enricher
 from viano_bug_analysis.enrichment.extract import MemberLines, Mention, extract_mentions
-from viano_bug_analysis.enrichment.files import make_dirs, replace_atomically, write_once
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.errors import CaseError, EnrichmentError

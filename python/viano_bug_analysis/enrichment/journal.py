@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import orjson
 
 from viano_bug_analysis.case.canonical import canonical_bytes
-from viano_bug_analysis.enrichment.files import write_once
+from viano_bug_analysis.durable import write_once
 from viano_bug_analysis.errors import EnrichmentError
 from viano_bug_analysis.project_research import (
     Capture,

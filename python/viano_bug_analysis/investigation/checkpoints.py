@@ -51,6 +51,7 @@ from viano_bug_analysis.case.canonical import (
     parse_json,
 )
 from viano_bug_analysis.case.package import MANIFEST_NAME, load_package
+from viano_bug_analysis.durable import fsync_directory, write_synced
 from viano_bug_analysis.errors import CaseError, VbaError
 from viano_bug_analysis.schemas import schema_validator
 
@@ -255,29 +256,6 @@ class AppendOnlyLog:
         if not current.is_dir():
             raise self.corrupt("the log path is not a directory")
         return current
-
-
-def write_synced(path: Path, data: bytes) -> None:
-    """Creates ``path`` (it must not exist), writes ``data`` and fsyncs it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def fsync_directory(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return  # platforms without directory handles cannot fsync them
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # -- checkpoints ---------------------------------------------------------------------

@@ -35,8 +35,8 @@ from typing import Any, Protocol
 import orjson
 
 from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.durable import write_once
 from viano_bug_analysis.enrichment.context import load_index, project_prompt_context
-from viano_bug_analysis.enrichment.files import write_once
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.investigation.budget import BudgetError, BudgetManager
 from viano_bug_analysis.investigation.checkpoints import (

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from viano_bug_analysis.enrichment.files import write_once
+from viano_bug_analysis.durable import write_once
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.project_research import Capture, CaptureStore
 from viano_bug_analysis.project_research.captures import CAPTURES_DIR

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from viano_bug_analysis.enrichment.files import write_once
+from viano_bug_analysis.durable import write_once
 
 STEPS_DIR = Path("analysis", "investigation", "steps")
 OUTCOMES_DIR = Path("analysis", "investigation", "hypotheses")

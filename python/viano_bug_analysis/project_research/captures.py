@@ -38,6 +38,7 @@ from typing import Any
 
 import orjson
 
+from viano_bug_analysis.durable import fsync_directory, write_synced
 from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 
@@ -193,7 +194,7 @@ class CaptureStore:
             return capture.sha256, False
         temporary = directory / f".{capture.sha256}.{secrets.token_hex(8)}.tmp"
         try:
-            _write_synced(temporary, capture.data)
+            write_synced(temporary, capture.data)
             try:
                 os.link(temporary, target)
             except FileExistsError:
@@ -201,7 +202,7 @@ class CaptureStore:
                 if self._same_as_stored(target, capture):
                     return capture.sha256, False
                 raise
-            _fsync_directory(directory)
+            fsync_directory(directory)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
@@ -268,7 +269,7 @@ class CaptureStore:
                 current.mkdir()
             except FileExistsError:
                 continue
-            _fsync_directory(current.parent)
+            fsync_directory(current.parent)
         return self.directory
 
 
@@ -277,23 +278,3 @@ def _check_name(sha256: object) -> None:
         raise CaptureError(
             "capture_name_invalid", "a capture name is 64 lowercase hex digits", {"path": ""}
         )
-
-
-def _write_synced(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_directory(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from viano_bug_analysis.durable import fsync_directory, write_synced
 from viano_bug_analysis.investigation.recovery.errors import (
     PACKAGE_MISSING,
     RECORD_CORRUPT,
@@ -199,7 +200,7 @@ class CallRecordStore:
                     current.mkdir()
                 except FileExistsError:
                     continue
-                _fsync_directory(current.parent)
+                fsync_directory(current.parent)
         return self.directory
 
 
@@ -266,29 +267,12 @@ def _locked(directory: Path) -> Iterator[None]:
 def _write_new(directory: Path, name: str, data: bytes) -> None:
     temporary = directory / f".{name}.{secrets.token_hex(8)}.tmp"
     try:
-        fd = os.open(
-            temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644
-        )
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        write_synced(temporary, data)
         os.link(temporary, directory / name)  # never replaces an existing file
-        _fsync_directory(directory)
+        fsync_directory(directory)
     finally:
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
-
-
-def _fsync_directory(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 __all__ = [

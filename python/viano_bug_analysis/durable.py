@@ -1,4 +1,6 @@
-"""Append-only files: each written once, atomically, and never replaced."""
+"""Durable files: written once, atomically, and never replaced (one mutable
+exception, the manifest, is replaced by rename). Every append-only store of
+the package builds on these few functions."""
 
 from __future__ import annotations
 
@@ -23,14 +25,7 @@ def write_once(path: Path, data: bytes) -> bool:
         return False
     temporary = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
     try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0))
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        write_synced(temporary, data)
         try:
             os.link(temporary, path)
         except FileExistsError:
@@ -56,6 +51,18 @@ def replace_atomically(path: Path, data: bytes) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             temporary.unlink()
+
+
+def write_synced(path: Path, data: bytes) -> None:
+    """Creates ``path`` (it must not exist), writes ``data`` and fsyncs it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def make_dirs(path: Path) -> None:
