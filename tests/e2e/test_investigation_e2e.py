@@ -294,6 +294,14 @@ def test_the_fixture_case_is_investigated_end_to_end(
     assert all(m[0]["content"].count("project.query") for m in sent)
     assert log.get("H1", 1, 1, "call")["prompt_version"] == "investigation_project_v1"  # type: ignore[index]
     _measure_repair_prompt(log)
+    replies = [log.get("H1", s, a, "reply") for s, a in CALL_ORDER]
+    tokens = sum(r["chat"]["usage"]["total_tokens"] for r in replies if r)
+    dispatches = [e for e in log.events("H1") if e[3] == "dispatch"]
+    print(
+        f"\ntranscript: {len(CALL_ORDER)} model calls, {tokens} tokens, "
+        f"{len(dispatches)} queries dispatched, {len(records)} evidence records, "
+        f"budget {account.spent}/{account.limit}"
+    )
     # Technical state: the outage never ended the hypothesis or touched evidence.
     kinds = [c.state for c in CheckpointStore(package).history()]
     assert kinds[-1] == "concluded" and "blocked" in kinds
