@@ -38,10 +38,10 @@ def _line(fact: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> st
         target_fact = by_id.get(target.get("fact", ""))
         if target_fact is not None and target_fact["kind"] == "project_empty_result":
             named = " (none in this table)" if "table" in target else " (no source line)"
-        return (
-            f"{fact['relation']}: {source['table']} {source['id_column']}={source['id']} "
-            f"{source['column']}={source['value']} -> {where}{named}"
-        )
+        origin = f"{source['table']} {source['id_column']}={source['id']}"
+        if source["column"] != source["id_column"]:
+            origin += f" {source['column']}={source['value']}"
+        return f"{fact['relation']}: {origin} -> {where}{named}"
     if kind == "project_source_hits":
         first = fact["matches"][0]
         return (
