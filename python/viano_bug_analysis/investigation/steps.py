@@ -3,7 +3,9 @@
 ``analysis/investigation/steps/<H>-<step>-<attempt>-<event>.json`` where the
 event is ``call`` (the prompt version and the context it was built from,
 written before the request is sent), ``reply`` (the model's answer and token
-usage), ``decision`` (what recovery and validation made of it) and
+usage), ``repair`` (the answer to a repair call, stored before it is
+settled or used, so that it is never requested twice), ``decision`` (what
+recovery and validation made of it) and
 ``dispatch`` (the evidence the confirmed tool call produced, or its
 technical rejection). ``analysis/investigation/hypotheses/<H>.json`` holds a
 hypothesis's final outcome. A rerun reads these instead of doing the work
@@ -23,8 +25,8 @@ from viano_bug_analysis.durable import write_once
 
 STEPS_DIR = Path("analysis", "investigation", "steps")
 OUTCOMES_DIR = Path("analysis", "investigation", "hypotheses")
-EVENTS = ("call", "reply", "decision", "dispatch")
-_NAME = re.compile(r"(H[1-9][0-9]{0,5})-([0-9]{3})-([0-9]{2})-(call|reply|decision|dispatch)\.json")
+EVENTS = ("call", "reply", "repair", "decision", "dispatch")
+_NAME = re.compile(r"(H[1-9][0-9]{0,5})-([0-9]{3})-([0-9]{2})-(" + "|".join(EVENTS) + r")\.json")
 
 
 def _compact(value: Any) -> bytes:
