@@ -17,8 +17,6 @@ LLM: enrichment facts say what the project data holds, nothing more.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import secrets
 import shutil
@@ -38,6 +36,7 @@ from viano_bug_analysis.case.create import (
     _read_spec,
     _zip_directory,
 )
+from viano_bug_analysis.case.lock import BUILD_LOCK, LOCK_NAMES, package_lock
 from viano_bug_analysis.case.package import (
     ATTACHMENTS_DIR,
     MANIFEST_NAME,
@@ -58,7 +57,7 @@ RESEARCH_DIR = "research/project"
 INPUTS_FORMAT = "viano-case-build-inputs"
 INDEX_FORMAT = "viano-enrichment-index"
 MAX_EXTRACT_MEMBER_BYTES = 8 * 1024 * 1024
-LOCK_NAME = ".build.lock"
+LOCK_NAME = BUILD_LOCK
 
 BuildHook = Callable[[str], None]
 Progress = Callable[[str], None]
@@ -106,7 +105,7 @@ class CaseBuilder:
 
     def build(self) -> BuildResult:
         make_dirs(self._root)
-        with _locked(self._root / LOCK_NAME):
+        with package_lock(self._root, BUILD_LOCK, "build"):
             return self._build()
 
     # -- the steps ----------------------------------------------------------------------
@@ -386,7 +385,7 @@ def _finished_revision(root: Path) -> int:
         if any(
             p
             for p in root.iterdir()
-            if p.name not in {LOCK_NAME, REVISIONS_DIR, "attachments", "research"}
+            if p.name not in {*LOCK_NAMES, REVISIONS_DIR, "attachments", "research"}
         ):
             raise CaseError(
                 "package_not_buildable",
@@ -416,22 +415,6 @@ def _mention_view(mention: Mention) -> dict[str, Any]:
 
 def _compact(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One builder per package at a time (an advisory lock, released on exit or death)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise CaseError(
-                "package_busy", "another build of this package is running", {}
-            ) from None
-        yield
-    finally:
-        os.close(fd)
 
 
 __all__ = ["BuildResult", "CaseBuilder"]

@@ -1,0 +1,73 @@
+"""One writer per case package and kind of work: an advisory lock file in the package.
+
+``package_lock(root, name, holder)`` takes an exclusive ``flock`` on
+``root/name`` without waiting. A second holder gets ``package_busy`` at once,
+before it has read or sent anything. The kernel drops the lock when the
+holding process ends however it ends (``kill -9`` included), so there is no
+stale lock to clean up and nothing to break by hand.
+
+Two locks exist: ``.build.lock`` (``CaseBuilder``) and ``.investigation.lock``
+(``vba investigate`` and ``vba resume``). They are separate on purpose: a new
+case revision may land while an investigation runs, which the controller
+detects by the case generation (``case_changed``); two investigations or two
+builds of one package may not run at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from viano_bug_analysis.errors import CaseError
+
+BUILD_LOCK = ".build.lock"
+INVESTIGATION_LOCK = ".investigation.lock"
+LOCK_NAMES = frozenset({BUILD_LOCK, INVESTIGATION_LOCK})
+
+
+@contextlib.contextmanager
+def package_lock(root: str | os.PathLike[str], name: str, holder: str) -> Iterator[None]:
+    """Holds the lock ``name`` of the package at ``root`` for the ``with`` block.
+
+    ``holder`` names the kind of work in the ``package_busy`` message ("build",
+    "investigation"). The package directory must exist (``manifest_invalid``
+    otherwise, as ``load_package`` says); a lock file that cannot be created
+    is ``package_write_failed``.
+    """
+    if name not in LOCK_NAMES:
+        raise ValueError("unknown package lock")
+    directory = Path(root)
+    if not directory.is_dir():
+        raise CaseError(
+            "manifest_invalid",
+            "the package directory does not exist",
+            {"file": "manifest.json", "reason": "package directory not found"},
+        )
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(directory / name, flags, 0o644)
+    except OSError as err:
+        raise CaseError(
+            "package_write_failed",
+            "the package lock file could not be opened",
+            {"path": name, "errno": errno.errorcode.get(err.errno or 0, "unknown")},
+        ) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CaseError(
+                "package_busy",
+                f"another {holder} of this package is running",
+                {"lock": name},
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+__all__ = ["BUILD_LOCK", "INVESTIGATION_LOCK", "LOCK_NAMES", "package_lock"]
