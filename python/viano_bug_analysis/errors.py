@@ -71,3 +71,11 @@ class EnrichmentError(VbaError):
     """Case enrichment could not run: a bad enrichment profile
     (``details["key"]`` names the key), or an unfinished build that does not
     match the inputs or journal it would resume."""
+
+
+class PackageFileError(CaseError):
+    """A package file could not be written or read back safely (``durable.PackageFiles``).
+
+    ``details["path"]`` is the path relative to the package; an OS refusal adds
+    ``details["errno"]`` (the errno name, such as ``ENOSPC``), never the OS message.
+    """

@@ -35,7 +35,6 @@ from typing import Any, Protocol
 import orjson
 
 from viano_bug_analysis.case.package import load_package
-from viano_bug_analysis.durable import write_once
 from viano_bug_analysis.enrichment.context import load_index, project_prompt_context
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.investigation.budget import BudgetError, BudgetManager
@@ -61,7 +60,7 @@ from viano_bug_analysis.investigation.recovery import (
     recover_response,
     resume_repair,
 )
-from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.investigation.steps import StepLog, check_writable
 from viano_bug_analysis.project_research import (
     Capture,
     ResearchError,
@@ -70,7 +69,6 @@ from viano_bug_analysis.project_research import (
 )
 from viano_bug_analysis.tools.router import InvestigationToolRouter
 
-POLICY_FILE = Path("analysis", "investigation", "policy.json")
 _DONE = "done"  # a dispatch ended the hypothesis (budget), not the case
 Progress = Callable[[str], None]
 StepHook = Callable[[str], None]
@@ -121,6 +119,7 @@ class InvestigationController:
 
     def run(self) -> RunOutcome:
         package = load_package(self._root)
+        check_writable(self._root)  # a read-only or full package fails before a paid call
         current = self._checkpoints.current()
         if current is not None and current.state == BLOCKED:
             return self._finish(BLOCKED, current.blocked.code if current.blocked else None)
@@ -457,11 +456,11 @@ class InvestigationController:
 
     def _stored_policy(self) -> RecoveryPolicy:
         """A running investigation keeps the policy it started with."""
-        path = self._root / POLICY_FILE
-        if path.exists():
-            return RecoveryPolicy.from_json(path.read_bytes())
+        stored = self._log.policy()
+        if stored is not None:
+            return RecoveryPolicy.from_json(stored)
         policy = RecoveryPolicy(self._settings.response_recovery_version)
-        write_once(path, policy.to_json())
+        self._log.put_policy(policy.to_json())
         return policy
 
     def _known_columns(self) -> dict[str, list[str]]:

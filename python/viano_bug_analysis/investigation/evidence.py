@@ -12,6 +12,10 @@ An identical repeated answer is not new evidence: the existing E-ID is
 returned with ``new=False``. Before a record is written the case
 generation is read again; if it changed since dispatch, nothing is taken
 over (``case_changed``).
+
+Records and results are read strictly through ``durable.PackageFiles``: a
+torn or garbled file is ``package_corrupt`` naming it (relative to the
+package), and no file is written or read through a symbolic link.
 """
 
 from __future__ import annotations
@@ -20,20 +24,19 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-import orjson
-
-from viano_bug_analysis.durable import write_once
+from viano_bug_analysis.durable import PackageFiles, compact_json, parse_document
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.project_research import Capture, CaptureStore
 from viano_bug_analysis.project_research.captures import CAPTURES_DIR
 
-RECORDS_DIR = Path("analysis", "evidence", "records")
-RESULTS_DIR = Path("analysis", "evidence", "results")
+RECORDS_DIR = PurePosixPath("analysis", "evidence", "records")
+RESULTS_DIR = PurePosixPath("analysis", "evidence", "results")
 RECORD_FORMAT = "viano-evidence-record"
 _RECORD_NAME = re.compile(r"[0-9]{6}\.json")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class EvidenceError(VbaError):
@@ -47,23 +50,17 @@ class TakenEvidence:
     record: Mapping[str, Any]
 
 
-def _compact(value: Any) -> bytes:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-
-
 class EvidenceStore:
     def __init__(self, package_path: str | Path) -> None:
         self.package_path = Path(package_path)
-        self._records_dir = self.package_path / RECORDS_DIR
+        self._files = PackageFiles(self.package_path)
         self._captures = CaptureStore(self.package_path)
 
     # -- reading ------------------------------------------------------------------------
 
     def records(self) -> list[dict[str, Any]]:
-        if not self._records_dir.is_dir():
-            return []
         names = sorted(
-            p.name for p in self._records_dir.iterdir() if _RECORD_NAME.fullmatch(p.name)
+            name for name in self._files.list(RECORDS_DIR) or () if _RECORD_NAME.fullmatch(name)
         )
         records = []
         for expected, name in enumerate(names, start=1):
@@ -71,11 +68,17 @@ class EvidenceStore:
                 raise EvidenceError(
                     "evidence_corrupt", "evidence records have a gap", {"n": expected}
                 )
-            data = (self._records_dir / name).read_bytes()
-            record = orjson.loads(data)
-            if record.get("format") != RECORD_FORMAT or record.get("evidence_id") != f"E{expected}":
+            rel = RECORDS_DIR / name
+            record = self._files.read_document(rel)
+            if record is None:
                 raise EvidenceError(
-                    "evidence_corrupt", "an evidence record is invalid", {"n": expected}
+                    "evidence_corrupt", "an evidence record disappeared", {"n": expected}
+                )
+            if not _is_record(record, expected):
+                raise EvidenceError(
+                    "evidence_corrupt",
+                    "an evidence record is invalid",
+                    {"n": expected, "path": rel.as_posix()},
                 )
             records.append(record)
         return records
@@ -92,12 +95,19 @@ class EvidenceStore:
         """The stored answer of a record (the capture document or the router result)."""
         if record["kind"] == "project_query":
             return dict(self._captures.get(record["capture_sha256"]).document)
-        path = self.package_path / RESULTS_DIR / f"{record['result_sha256']}.json"
-        data = path.read_bytes()
+        rel = RESULTS_DIR / f"{record['result_sha256']}.json"
+        data = self._files.read(rel)
+        if data is None:
+            raise EvidenceError(
+                "evidence_corrupt", "a stored result is missing", {"path": rel.as_posix()}
+            )
         if hashlib.sha256(data).hexdigest() != record["result_sha256"]:
-            raise EvidenceError("evidence_corrupt", "a stored result does not match its hash", {})
-        result: dict[str, Any] = orjson.loads(data)
-        return result
+            raise EvidenceError(
+                "evidence_corrupt",
+                "a stored result does not match its hash",
+                {"path": rel.as_posix()},
+            )
+        return parse_document(data, rel)
 
     def payload(self, record: Mapping[str, Any]) -> Any:
         """What the model sees of a record, and what its references point into:
@@ -144,9 +154,9 @@ class EvidenceStore:
         generation: int,
         current_generation: Callable[[], int],
     ) -> TakenEvidence:
-        data = _compact(result)
+        data = compact_json(result)
         sha256 = hashlib.sha256(data).hexdigest()
-        write_once(self.package_path / RESULTS_DIR / f"{sha256}.json", data)
+        self._files.write_once(RESULTS_DIR / f"{sha256}.json", data)
         return self._take(
             {
                 "kind": "snapshot_query",
@@ -194,8 +204,24 @@ class EvidenceStore:
             "generation": generation,
             **fields,
         }
-        write_once(self._records_dir / f"{number:06d}.json", _compact(record))
+        self._files.write_once(RECORDS_DIR / f"{number:06d}.json", compact_json(record))
         return TakenEvidence(record["evidence_id"], True, record)
+
+
+def _is_record(record: Mapping[str, Any], number: int) -> bool:
+    """The fields every later reader indexes must be there, with the right types."""
+    if record.get("format") != RECORD_FORMAT or record.get("evidence_id") != f"E{number}":
+        return False
+    if not isinstance(record.get("step_key"), str) or not isinstance(record.get("request"), dict):
+        return False
+    kind = record.get("kind")
+    key = "capture_sha256" if kind == "project_query" else "result_sha256"
+    digest = record.get(key)
+    return (
+        kind in ("project_query", "snapshot_query")
+        and isinstance(digest, str)
+        and _SHA256.fullmatch(digest) is not None
+    )
 
 
 def resolve_reference(document: Any, reference: str) -> Any:
