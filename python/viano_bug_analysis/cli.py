@@ -1,19 +1,25 @@
 """`vba`: the command line face of VianoBugAnalysis.
 
-    vba query PACKAGE REQUEST.json [--pretty]   answer one investigation batch
-    vba schema request|result                   print a bundled JSON Schema
-    vba case create SPEC.json OUT_DIR           build a case package from a spec
-    vba case build SPEC.json PACKAGE [--project-config C]
+    vba --version                               the installed package version
+    vba query PACKAGE REQUEST.json [--pretty] [--profile P]
+                                                answer one investigation batch
+    vba schema [NAME]                           list the bundled JSON Schemas / print one
+    vba case create SPEC.json OUT_DIR [--json]  build a case package from a spec
+    vba case build SPEC.json PACKAGE [--project-config C] [--profile P]
                                                 build or extend a case revision, enriched
+    vba case verify PACKAGE [--json]            check a package's hashes (read-only)
     vba research --config C --query Q.json      answer one live project query
-    vba investigate PACKAGE --config C          run the hypothesis loop with an LLM
+    vba investigate PACKAGE --config C [--profile P]
+                                                run the hypothesis loop with an LLM
     vba status PACKAGE                          phase, blocked reason, budget, evidence
     vba resume PACKAGE --operator NAME          operator resume of a blocked case
 
-Exit codes: 0 success, 2 rejected input (the error code and message go to
-stderr as one JSON line), 1 unexpected failure; `research` adds 3 for
-research unavailable (docs/project-research-v1.md). Nothing printed on
-stderr contains source text, rows or request values.
+Every command ends with a code from ``viano_bug_analysis.exit_codes`` (the
+table is printed by ``--help``); a typed error goes to stderr as one JSON
+line ``{error, message, details}``. Nothing printed on stderr contains
+source text, rows or request values. ``--profile`` (default ``vcore``)
+selects the project profile: enrichment rules and schema adapter
+(``viano_bug_analysis.profiles``).
 """
 
 from __future__ import annotations
@@ -22,14 +28,25 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.exit_codes import ExitCode, help_epilog, report
 
-EXIT_REJECTED = 2
+DIST_NAME = "viano-bug-analysis"
+MAX_REQUEST_FILE_BYTES = 64 * 1024 * 1024
+# Short names kept from the first release; every bundled name works too.
+SCHEMA_ALIASES = {"request": "investigation-request-v1", "result": "investigation-result-v1"}
+FIRST_SCHEMA = "case-spec-v1"
+
+
+def version() -> str:
+    """The one version source: the installed distribution's metadata."""
+    return metadata.version(DIST_NAME)
 
 
 def _read_json_strict(path: Path) -> Any:
@@ -54,29 +71,77 @@ def _read_json_strict(path: Path) -> Any:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
-    from viano_bug_analysis.tools.router import InvestigationToolRouter
+    from viano_bug_analysis.profiles import load_profile
 
+    router = load_profile(args.profile).router()
     request = _read_json_strict(args.request)
-    result = InvestigationToolRouter().query(args.package, request)
+    result = router.query(args.package, request)
     option = orjson.OPT_INDENT_2 if args.pretty else 0
     sys.stdout.buffer.write(orjson.dumps(result, option=option) + b"\n")
-    return 0
+    return ExitCode.OK
+
+
+def schema_names() -> list[str]:
+    """Every bundled schema, the case spec (where a user starts) first."""
+    from viano_bug_analysis.schemas import available_schemas
+
+    names = available_schemas()
+    return [FIRST_SCHEMA] + [name for name in names if name != FIRST_SCHEMA]
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
     from viano_bug_analysis.schemas import load_schema
 
-    name = {"request": "investigation-request-v1", "result": "investigation-result-v1"}[args.which]
+    names = schema_names()
+    if args.name is None:
+        sys.stdout.write("".join(name + "\n" for name in names))
+        return ExitCode.OK
+    name = SCHEMA_ALIASES.get(args.name, args.name)
+    if name not in names:
+        allowed = ", ".join(names + sorted(SCHEMA_ALIASES))
+        raise VbaError(
+            "schema_unknown",
+            f"no bundled schema has this name; allowed: {allowed}",
+            {"allowed": allowed},
+        )
     sys.stdout.write(json.dumps(load_schema(name), indent=2) + "\n")
-    return 0
+    return ExitCode.OK
+
+
+def _package_summary(package: Any) -> dict[str, Any]:
+    return {
+        "package_id": package.package_id,
+        "case_id": package.case_id,
+        "path": str(package.path),
+        "case_sha256": package.case_sha256,
+    }
 
 
 def _cmd_case_create(args: argparse.Namespace) -> int:
     from viano_bug_analysis.case.create import create_package
 
     package = create_package(args.spec, args.out_dir)
-    print(f"created package {package.manifest['package_id']} at {package.path}")
-    return 0
+    if args.json:
+        sys.stdout.write(orjson.dumps(_package_summary(package)).decode() + "\n")
+    else:
+        print(f"created package {package.manifest['package_id']} at {package.path}")
+    return ExitCode.OK
+
+
+def _cmd_case_verify(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.case.package import load_package, verify_package
+
+    # load_package checks the manifest, case.json (hash, canonical bytes,
+    # schema, references) and every attachment's size; verify_package then
+    # hashes every attachment and every declared member. Both only read.
+    package = load_package(args.package)
+    verify_package(package)
+    if args.json:
+        sys.stdout.write(orjson.dumps(_package_summary(package)).decode() + "\n")
+    else:
+        print(f"verified package {package.package_id}")
+        print(f"path: {package.path}")
+    return ExitCode.OK
 
 
 def _cmd_case_build(args: argparse.Namespace) -> int:
@@ -109,55 +174,97 @@ def _cmd_research(args: argparse.Namespace) -> int:
     return run(args.config, args.query, pretty=args.pretty)
 
 
+def _add_profile(parser: argparse.ArgumentParser) -> None:
+    from viano_bug_analysis.profiles import DEFAULT_PROFILE
+
+    parser.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help=f"project profile: a bundled name or a profile file (default {DEFAULT_PROFILE})",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="vba", description="VianoBugAnalysis read-only tools")
+    shared: dict[str, Any] = {
+        "epilog": help_epilog(),
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+    parser = argparse.ArgumentParser(
+        prog="vba", description="VianoBugAnalysis read-only tools", **shared
+    )
+    parser.add_argument("--version", action="version", version=f"vba {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    query = commands.add_parser("query", help="answer one investigation-request-v1 batch")
+    query = commands.add_parser("query", help="answer one investigation-request-v1 batch", **shared)
     query.add_argument("package", type=Path, help="case package directory")
     query.add_argument("request", type=Path, help="request JSON file")
     query.add_argument("--pretty", action="store_true", help="indent the result JSON")
+    _add_profile(query)
     query.set_defaults(run=_cmd_query)
 
-    schema = commands.add_parser("schema", help="print a bundled JSON Schema")
-    schema.add_argument("which", choices=["request", "result"])
+    schema = commands.add_parser(
+        "schema", help="list the bundled JSON Schemas, or print one", **shared
+    )
+    schema.add_argument(
+        "name",
+        nargs="?",
+        help="schema name (see the list without NAME); 'request' and 'result' are short names",
+    )
     schema.set_defaults(run=_cmd_schema)
 
-    case = commands.add_parser("case", help="case package commands")
+    case = commands.add_parser("case", help="case package commands", **shared)
     case_commands = case.add_subparsers(dest="case_command", required=True)
-    create = case_commands.add_parser("create", help="build a case package from a spec file")
+    create = case_commands.add_parser(
+        "create", help="build a case package from a spec file", **shared
+    )
     create.add_argument("spec", type=Path, help="case-spec-v1 JSON file")
     create.add_argument("out_dir", type=Path, help="new package directory (must not exist)")
+    create.add_argument("--json", action="store_true", help="print the result as JSON")
     create.set_defaults(run=_cmd_case_create)
     build = case_commands.add_parser(
-        "build", help="build a case revision, enriched through ProjectResearch (resumable)"
+        "build",
+        help="build a case revision, enriched through ProjectResearch (resumable)",
+        **shared,
     )
     build.add_argument("spec", type=Path, help="case-spec-v1 JSON file")
     build.add_argument("package", type=Path, help="package directory (created or extended)")
     build.add_argument("--project-config", help="ProjectResearch TOML; without it: no enrichment")
-    build.add_argument(
-        "--profile", default="vcore", help="enrichment profile: 'vcore' or a TOML file"
-    )
+    _add_profile(build)
     build.add_argument("--json", action="store_true", help="print the facts as JSON")
     build.set_defaults(run=_cmd_case_build)
+    verify = case_commands.add_parser(
+        "verify", help="check a package's manifest, case and hashes (read-only)", **shared
+    )
+    verify.add_argument("package", type=Path, help="package directory")
+    verify.add_argument("--json", action="store_true", help="print the result as JSON")
+    verify.set_defaults(run=_cmd_case_verify)
 
     research = commands.add_parser(
-        "research", help="answer one project-query-v1 query (live git / database, read-only)"
+        "research",
+        help="answer one project-query-v1 query (live git / database, read-only)",
+        **shared,
     )
     research.add_argument("--config", required=True, help="ProjectResearch TOML configuration")
     research.add_argument("--query", required=True, help="project-query-v1 JSON file, - for stdin")
     research.add_argument("--pretty", action="store_true", help="indent the result JSON")
     research.set_defaults(run=_cmd_research)
 
-    investigate = commands.add_parser("investigate", help="investigate a case package with an LLM")
+    investigate = commands.add_parser(
+        "investigate", help="investigate a case package with an LLM", **shared
+    )
     investigate.add_argument("package", help="case package directory")
     investigate.add_argument("--config", required=True, help="investigation TOML configuration")
+    _add_profile(investigate)
     investigate.set_defaults(run=_cmd_investigate)
-    status = commands.add_parser("status", help="show the investigation state of a package")
+    status = commands.add_parser(
+        "status", help="show the investigation state of a package", **shared
+    )
     status.add_argument("package", help="case package directory")
     status.add_argument("--json", action="store_true", help="print JSON")
     status.set_defaults(run=_cmd_status)
-    resume = commands.add_parser("resume", help="operator resume of a blocked investigation")
+    resume = commands.add_parser(
+        "resume", help="operator resume of a blocked investigation", **shared
+    )
     resume.add_argument("package", help="case package directory")
     resume.add_argument("--operator", required=True, help="who resumes (recorded)")
     resume.set_defaults(run=_cmd_resume)
@@ -169,10 +276,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.run(args)
     except VbaError as err:
-        line = {"error": err.code, "message": err.message, "details": err.details}
-        sys.stderr.write(json.dumps(line, default=str) + "\n")
-        return EXIT_REJECTED
-    return code
+        return int(report(err))
+    return int(code)
 
 
 if __name__ == "__main__":

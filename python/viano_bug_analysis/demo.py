@@ -5,9 +5,10 @@
 It does what a real run does, minus the model: creates the case package from
 the sample's spec (ZIP attachments with declared SHA-256 and sizes, canonical
 case.json, manifest), sends one batch of six read-only queries through the
-``InvestigationToolRouter`` (with the Vcore schema adapter), then shows that a
-bad batch is refused as a whole. Everything is written to a temporary
-directory that is removed afterwards; the sample folder is only read.
+``InvestigationToolRouter`` of the default (Vcore) profile, built as ``vba
+query`` builds it, then shows that a bad batch is refused as a whole.
+Everything is written to a temporary directory that is removed afterwards;
+the sample folder is only read.
 """
 
 from __future__ import annotations
@@ -22,10 +23,8 @@ import orjson
 
 from viano_bug_analysis import _native
 from viano_bug_analysis.case.create import create_package
-from viano_bug_analysis.profiles.vcore.db_tools import normalize_schema_descriptor
+from viano_bug_analysis.profiles import load_profile
 from viano_bug_analysis.tools import ToolError
-from viano_bug_analysis.tools.database_query import DatabaseQueryTool
-from viano_bug_analysis.tools.router import InvestigationToolRouter
 
 SOURCE = "src-001"
 ROWS = "db-001"
@@ -108,7 +107,7 @@ def _requests() -> list[dict[str, Any]]:
 
 def run(sample: Path, workdir: Path) -> dict[str, Any]:
     package = create_package(sample / "case-spec.json", workdir / "package")
-    router = InvestigationToolRouter(database_tool=DatabaseQueryTool(normalize_schema_descriptor))
+    router = load_profile().router()
     result = router.query(package.path, _batch(package.manifest, _requests()))
     bad = _batch(
         package.manifest,

@@ -208,7 +208,7 @@ def bad_spec(tmp_path: Path, change: Any) -> CaseError:
     ("change", "pointer"),
     [
         (lambda s: s.__setitem__("format", "viano-case"), "/format"),
-        (lambda s: s.pop("phase"), ""),
+        (lambda s: s.pop("phase"), "/phase"),
         (lambda s: s.__setitem__("case_id", "BUG 20"), "/case_id"),
         (lambda s: s.__setitem__("package_id", "bug-20"), "/package_id"),
         (lambda s: s["hypotheses"][0].__setitem__("id", "H01"), "/hypotheses/0/id"),
@@ -381,10 +381,11 @@ def test_cli_create_and_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_cli_reports_the_error_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "x").write_text("x")
-    assert main(["create", str(SAMPLE_SPEC), str(tmp_path / "pkg")]) == 1
-    assert "package_exists" in capsys.readouterr().err
-    assert main(["verify", str(tmp_path / "pkg"), "--json"]) == 1
-    assert json.loads(capsys.readouterr().out)["error"] == "manifest_invalid"
+    # The exit code and the one JSON error line on stderr are those of `vba`.
+    assert main(["create", str(SAMPLE_SPEC), str(tmp_path / "pkg")]) == 2
+    assert json.loads(capsys.readouterr().err)["error"] == "package_exists"
+    assert main(["verify", str(tmp_path / "pkg"), "--json"]) == 2
+    assert json.loads(capsys.readouterr().err)["error"] == "manifest_invalid"
 
 
 def test_cli_runs_as_a_module(tmp_path: Path) -> None:

@@ -9,10 +9,11 @@ from typing import TextIO
 import orjson
 
 from viano_bug_analysis.case.builder import CaseBuilder
-from viano_bug_analysis.enrichment import load_profile, research_origin, summarize, vcore_profile
-from viano_bug_analysis.project_research import ProjectResearch, ResearchUnavailable, load_config
-
-EXIT_RESEARCH_UNAVAILABLE = 3
+from viano_bug_analysis.enrichment import research_origin, summarize
+from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.exit_codes import ExitCode, report
+from viano_bug_analysis.profiles import load_profile
+from viano_bug_analysis.project_research import ProjectResearch, load_config
 
 
 class ProgressLine:
@@ -37,7 +38,9 @@ class ProgressLine:
 
 def run_build(args: argparse.Namespace) -> int:
     progress = ProgressLine(sys.stderr)
-    profile = vcore_profile() if args.profile == "vcore" else load_profile(args.profile)
+    # The whole profile is loaded (and checked) even when only its enrichment
+    # rules are used here, so a bad --profile fails the same way everywhere.
+    profile = load_profile(args.profile).enrichment
     try:
         if args.project_config:
             config = load_config(args.project_config)
@@ -52,12 +55,12 @@ def run_build(args: argparse.Namespace) -> int:
                 ).build()
         else:
             built = CaseBuilder(args.spec, args.package, progress=progress).build()
-    except ResearchUnavailable as err:
+    except VbaError as err:
         progress.done()
-        line = {"error": err.code, "message": err.message, "details": err.details}
-        sys.stderr.write(orjson.dumps(line).decode() + "\n")
-        sys.stderr.write("research unavailable: run the same command again to resume\n")
-        return EXIT_RESEARCH_UNAVAILABLE
+        code = report(err)
+        if code == ExitCode.UNAVAILABLE:
+            sys.stderr.write("research unavailable: run the same command again to resume\n")
+        return code
     progress.done()
     if args.json:
         document = {
@@ -69,7 +72,7 @@ def run_build(args: argparse.Namespace) -> int:
             "facts": built.facts,
         }
         sys.stdout.write(orjson.dumps(document).decode() + "\n")
-        return 0
+        return ExitCode.OK
     state = "built" if built.new_revision else "unchanged (same inputs)"
     print(f"package {built.package.package_id}: revision {built.revision} {state}")
     print(f"path: {built.package.path}")
@@ -77,4 +80,4 @@ def run_build(args: argparse.Namespace) -> int:
         print(f"enrichment: {len(built.queries)} queries ({built.asked} asked by this run)")
     for fact_line in summarize(built.facts):
         print("  " + fact_line)
-    return 0
+    return ExitCode.OK

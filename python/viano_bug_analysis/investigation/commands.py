@@ -1,9 +1,11 @@
 """``vba investigate``, ``vba status`` and ``vba resume``.
 
 Progress goes to stderr (one updating line on a terminal), results to
-stdout. Exit codes: 0 concluded, 4 blocked (the reason is printed; an
-operator resumes with ``vba resume``), 2 rejected input, 3 research
-unavailable before anything ran.
+stdout. Exit codes are the table of every command (``viano_bug_analysis.
+exit_codes``): 0 concluded, 4 blocked (the reason is printed; an operator
+resumes with ``vba resume``), 2 rejected input, 3 research or the LLM
+unavailable (running the same command again resumes), 5 damaged package
+state, 6 package not writable, 7 package busy.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import orjson
 
 from viano_bug_analysis.case.build_command import ProgressLine
 from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.exit_codes import ExitCode
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import BLOCKED, CheckpointStore
 from viano_bug_analysis.investigation.config import load_investigation_config
@@ -26,7 +29,7 @@ from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.llm import ChatClient
 from viano_bug_analysis.investigation.steps import StepLog
 
-EXIT_BLOCKED = 4
+EXIT_BLOCKED = ExitCode.BLOCKED
 
 
 @contextlib.contextmanager
@@ -41,7 +44,12 @@ def _research(path: Any) -> Iterator[Research | None]:
 
 
 def run_investigate(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.profiles import load_profile
+
     config = load_investigation_config(args.config)
+    # The router answers the model's snapshot requests with the profile's
+    # schema adapter, exactly as `vba query` would answer them.
+    profile = load_profile(args.profile)
     progress = ProgressLine(sys.stderr)
     budget = BudgetManager(args.package)
 
@@ -55,6 +63,7 @@ def run_investigate(args: argparse.Namespace) -> int:
             model=ChatClient(config.llm),
             settings=config.settings,
             research=research,
+            router=profile.router(),
             progress=show,
         )
         outcome = controller.run()
@@ -66,8 +75,8 @@ def run_investigate(args: argparse.Namespace) -> int:
             print(f"  {result['summary']}")
     if outcome.state == BLOCKED:
         print(f"blocked: {outcome.code} — fix the cause, then `vba resume {args.package}`")
-        return EXIT_BLOCKED
-    return 0
+        return ExitCode.BLOCKED
+    return ExitCode.OK
 
 
 def status_document(package_path: Any) -> dict[str, Any]:

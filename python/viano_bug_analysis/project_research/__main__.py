@@ -6,7 +6,8 @@
 ``QUERY.json`` holds one project-query-v1 object (``-`` reads it from stdin).
 The project-result-v1 document goes to stdout.
 
-Exit codes:
+Exit codes are the table of every command (``viano_bug_analysis.exit_codes``,
+docs/errors.md); the ones this command can end with:
 
 * 0 — answered; the result is on stdout;
 * 2 — refused: bad configuration, unreadable or invalid query, or a query the
@@ -33,13 +34,11 @@ from typing import IO, Any
 import orjson
 
 from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.exit_codes import ExitCode, help_epilog, report
 from viano_bug_analysis.project_research.config import load_config
-from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
+from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.service import ProjectResearch
 
-EXIT_OK = 0
-EXIT_REJECTED = 2
-EXIT_UNAVAILABLE = 3
 MAX_QUERY_FILE_BYTES = 1 << 20
 
 
@@ -94,22 +93,12 @@ def run(
         document = read_query(query)
         with research:
             result = research.query(document)
-    except ResearchUnavailable as error:
-        _report(err, error)
-        return EXIT_UNAVAILABLE
     except VbaError as error:
-        _report(err, error)
-        return EXIT_REJECTED
+        return report(error, err)
     option = orjson.OPT_INDENT_2 if pretty else 0
     out.write(orjson.dumps(result, option=option) + b"\n")
     out.flush()
-    return EXIT_OK
-
-
-def _report(stream: IO[str], error: VbaError) -> None:
-    line = {"error": error.code, "message": error.message, "details": error.details}
-    stream.write(json.dumps(line, default=str) + "\n")
-    stream.flush()
+    return ExitCode.OK
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,7 +111,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m viano_bug_analysis.project_research",
-        description="Answer one read-only project query (exit 0 ok, 2 refused, 3 unavailable).",
+        description="Answer one read-only project query.",
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
