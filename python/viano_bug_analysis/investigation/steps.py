@@ -27,6 +27,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from viano_bug_analysis.durable import PackageFiles, compact_json, parse_document
+from viano_bug_analysis.errors import PackageFileError
 
 STEPS_DIR = PurePosixPath("analysis", "investigation", "steps")
 OUTCOMES_DIR = PurePosixPath("analysis", "investigation", "hypotheses")
@@ -41,7 +42,11 @@ class StepLog:
         self._files = PackageFiles(package_path)
 
     def get(self, hypothesis: str, step: int, attempt: int, event: str) -> dict[str, Any] | None:
-        return self._files.read_document(STEPS_DIR / _name(hypothesis, step, attempt, event))
+        rel = STEPS_DIR / _name(hypothesis, step, attempt, event)
+        record = self._files.read_document(rel)
+        if record is not None and not _SHAPES[event](record):
+            raise _not_a_record(rel, event)
+        return record
 
     def put(self, hypothesis: str, step: int, attempt: int, event: str, record: Any) -> None:
         self._files.write_once(
@@ -60,7 +65,11 @@ class StepLog:
         return sorted(found, key=lambda e: (e[0], e[1], e[2], EVENTS.index(e[3])))
 
     def outcome(self, hypothesis: str) -> dict[str, Any] | None:
-        return self._files.read_document(OUTCOMES_DIR / _outcome_name(hypothesis))
+        rel = OUTCOMES_DIR / _outcome_name(hypothesis)
+        record = self._files.read_document(rel)
+        if record is not None and not _is_outcome(record, hypothesis):
+            raise _not_a_record(rel, "outcome")
+        return record
 
     def put_outcome(self, hypothesis: str, record: Any) -> None:
         self._files.write_once(OUTCOMES_DIR / _outcome_name(hypothesis), compact_json(record))
@@ -108,6 +117,60 @@ def check_writable(package_path: str | os.PathLike[str]) -> None:
     full). Later writes are still checked; this only moves the common failure
     ahead of the first request."""
     PackageFiles(package_path).check_writable(investigation_directories())
+
+
+# What every reader of a record indexes without looking: a record that lacks
+# it is as damaged as a torn one (a KeyError later would be a traceback).
+def _is_call(record: dict[str, Any]) -> bool:
+    return isinstance(record.get("prompt_version"), str) and isinstance(record.get("context"), dict)
+
+
+def _is_reply(record: dict[str, Any]) -> bool:
+    chat = record.get("chat")
+    return isinstance(chat, dict) and isinstance(chat.get("content"), str)
+
+
+def _is_decision(record: dict[str, Any]) -> bool:
+    status, response = record.get("status"), record.get("response")
+    return (
+        status in ("accepted", "rejected")
+        and (isinstance(response, dict) if status == "accepted" else response is None)
+        and type(record.get("invalid_responses")) is int
+        and isinstance(record.get("notes"), list)
+    )
+
+
+def _is_dispatch(record: dict[str, Any]) -> bool:
+    if "rejected" in record:
+        return isinstance(record["rejected"], str)
+    return isinstance(record.get("evidence_id"), str) and isinstance(record.get("new"), bool)
+
+
+def _is_outcome(record: dict[str, Any], hypothesis: str) -> bool:
+    return (
+        record.get("hypothesis_id") == hypothesis
+        and isinstance(record.get("reason"), str)
+        and isinstance(record.get("assessment"), str)
+        and isinstance(record.get("evidence"), list)
+    )
+
+
+_SHAPES = {
+    "call": _is_call,
+    "reply": _is_reply,
+    "repair": _is_reply,  # the answer to a repair call, stored like a reply
+    "decision": _is_decision,
+    "dispatch": _is_dispatch,
+}
+
+
+def _not_a_record(rel: PurePosixPath, kind: str) -> PackageFileError:
+    reason = f"not a {kind} record"
+    return PackageFileError(
+        "package_corrupt",
+        f"a stored package file is damaged: {reason}",
+        {"path": rel.as_posix(), "reason": reason},
+    )
 
 
 def _policy_form(value: Any) -> bytes:

@@ -1,0 +1,90 @@
+"""A small investigated package for the store tests: built without research, then
+investigated with a scripted model (one source.find_text step, which takes
+evidence E1 from a router result, then a conclusion), optionally stopped at a
+controller hook point as a kill there would stop it."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tests.case_builder.conftest import case_spec
+from tests.controller.scripted_llm_server import ScriptedLlmServer
+from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.investigation.config import InvestigationSettings
+from viano_bug_analysis.investigation.controller import InvestigationController, RunOutcome
+from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
+
+FIND = {
+    "kind": "tool",
+    "operation": "source.find_text",
+    "arguments": {
+        "source_refs": ["diag-001"],
+        "text": "QuestID",
+        "case_sensitive": True,
+        "offset": 0,
+        "limit": 5,
+    },
+}
+CONCLUDE = {"kind": "conclusion", "summary": "done"}
+SETTINGS = InvestigationSettings(response_recovery_version=1)
+
+
+def answer(next_step: dict[str, Any]) -> str:
+    return orjson.dumps(
+        {
+            "hypothesis_id": "H1",
+            "assessment": "undetermined",
+            "confidence": 0.5,
+            "evidence": [],
+            "next": next_step,
+        }
+    ).decode()
+
+
+SCRIPT = [answer(FIND), answer(CONCLUDE)]
+
+
+class Stopped(Exception):
+    """Raised from the step hook: the run ends there, like a kill."""
+
+
+def built_package(tmp_path: Path) -> Path:
+    root = tmp_path / "package"
+    CaseBuilder(case_spec(tmp_path / "inputs"), root).build()
+    return root
+
+
+def investigate(root: Path, server: ScriptedLlmServer, *, stop_at: str | None = None) -> RunOutcome:
+    def hook(point: str) -> None:
+        if point == stop_at:
+            raise Stopped(point)
+
+    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+    controller = InvestigationController(root, model=client, settings=SETTINGS, after_step=hook)
+    return controller.run()
+
+
+def investigated_package(tmp_path: Path, *, stop_at: str | None = None) -> Path:
+    """A package investigated to the end, or up to hook point ``stop_at``."""
+    root = built_package(tmp_path)
+    with ScriptedLlmServer(SCRIPT) as server, contextlib.suppress(Stopped):
+        investigate(root, server, stop_at=stop_at)
+    return root
+
+
+def write_config(tmp_path: Path, server: ScriptedLlmServer) -> Path:
+    config = tmp_path / "investigate.toml"
+    config.write_text(
+        f'[llm]\nbase_urls = ["{server.base_url}"]\nmodel = "m"\nmax_retries = 0\n'
+        "[investigation]\nresponse_recovery_version = 1\n"
+    )
+    return config
+
+
+def vba(*args: str) -> list[str]:
+    return [sys.executable, "-m", "viano_bug_analysis.cli", *args]
