@@ -38,7 +38,7 @@ from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import ExitCode, help_epilog, report
 
 DIST_NAME = "viano-bug-analysis"
-MAX_REQUEST_FILE_BYTES = 64 * 1024 * 1024
+MAX_REQUEST_FILE_BYTES = 32 * 1024 * 1024
 # Short names kept from the first release; every bundled name works too.
 SCHEMA_ALIASES = {"request": "investigation-request-v1", "result": "investigation-result-v1"}
 FIRST_SCHEMA = "case-spec-v1"
@@ -49,36 +49,74 @@ def version() -> str:
     return metadata.version(DIST_NAME)
 
 
-def _read_json_strict(path: Path) -> Any:
-    """JSON from a file; duplicate keys are an error, not a silent overwrite."""
+def read_json_input(
+    source: str | Path,
+    *,
+    kind: str,
+    max_bytes: int,
+    error: type[VbaError] = VbaError,
+) -> Any:
+    """The one way the command line reads a JSON input file (``-`` is stdin).
 
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [key for key, _ in pairs]
-        if len(keys) != len(set(keys)):
-            raise VbaError("request_invalid", "duplicate key in a JSON object", {"path": str(path)})
-        return dict(pairs)
+    Parsed by ``jsonio.strict_loads``: a duplicate key, NaN/Infinity, a
+    non-ASCII digit, a lone surrogate or too deep nesting is refused at parse
+    time, before anything runs, as ``{kind}_invalid`` with ``details`` naming
+    the ``reason`` (the jsonio failure code) and where it is: ``offset``,
+    ``line`` and ``column`` (1-based; characters, or bytes for ``not_utf8``).
+    Never any part of the text, nor the file's path.
+    """
+    from viano_bug_analysis import jsonio
 
     try:
-        return json.loads(path.read_bytes(), object_pairs_hook=no_duplicates)
+        if str(source) == "-":
+            data = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            with Path(source).open("rb") as handle:
+                data = handle.read(max_bytes + 1)
     except OSError as err:
-        raise VbaError(
-            "input_unreadable", "cannot read the input file", {"path": str(path)}
-        ) from err
-    except (ValueError, RecursionError) as err:
-        raise VbaError(
-            "request_invalid", "input file is not valid JSON", {"path": str(path)}
-        ) from err
+        raise error(
+            "input_unreadable", f"cannot read the {kind} file", {"reason": type(err).__name__}
+        ) from None
+    if len(data) > max_bytes:
+        raise error(f"{kind}_too_large", f"the {kind} file is too large", {"limit": max_bytes})
+    parsed = jsonio.strict_parse(data, max_bytes=max_bytes)
+    if isinstance(parsed, jsonio.Parsed):
+        return parsed.value
+    details: dict[str, Any] = {"reason": parsed.code, "offset": parsed.offset}
+    if parsed.code == jsonio.NOT_UTF8:
+        details.update(_line_column(data, parsed.offset, b"\n"))
+    elif parsed.code != jsonio.TOO_LARGE:
+        # Every other failure is found after the bytes decoded: the offset counts characters.
+        details.update(_line_column(data.decode("utf-8"), parsed.offset, "\n"))
+    where = f" at line {details['line']}, column {details['column']}" if "line" in details else ""
+    phrase = parsed.code.replace("_", " ")
+    raise error(f"{kind}_invalid", f"the {kind} file is not strict JSON: {phrase}{where}", details)
+
+
+def _line_column(text: Any, offset: int, newline: Any) -> dict[str, int]:
+    line_start = text.rfind(newline, 0, offset) + 1
+    return {"line": text.count(newline, 0, offset) + 1, "column": offset - line_start + 1}
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
     from viano_bug_analysis.profiles import load_profile
 
     router = load_profile(args.profile).router()
-    request = _read_json_strict(args.request)
+    request = read_json_input(args.request, kind="request", max_bytes=MAX_REQUEST_FILE_BYTES)
     result = router.query(args.package, request)
-    option = orjson.OPT_INDENT_2 if args.pretty else 0
-    sys.stdout.buffer.write(orjson.dumps(result, option=option) + b"\n")
+    sys.stdout.buffer.write(_result_bytes(result, pretty=args.pretty) + b"\n")
     return ExitCode.OK
+
+
+def _result_bytes(result: Any, *, pretty: bool) -> bytes:
+    # The encoder that measured and hashed the result, so integers beyond
+    # 64 bits print exactly; --pretty only adds indentation (stdlib, also exact).
+    from viano_bug_analysis.jsonio import canonical_bytes
+
+    data = canonical_bytes(result)
+    if not pretty:
+        return data
+    return json.dumps(json.loads(data), indent=2, ensure_ascii=False).encode()
 
 
 def schema_names() -> list[str]:

@@ -25,7 +25,6 @@ Nothing is written anywhere.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,38 +42,10 @@ MAX_QUERY_FILE_BYTES = 1 << 20
 
 
 def read_query(path: str) -> Any:
-    """JSON from a file (or stdin for ``-``); duplicate keys are an error, not an overwrite."""
+    """The query file (or stdin for ``-``), read strictly as every command-line JSON input."""
+    from viano_bug_analysis.cli import read_json_input
 
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [key for key, _ in pairs]
-        if len(keys) != len(set(keys)):
-            raise ResearchError("query_invalid", "duplicate key in a JSON object", {"path": ""})
-        return dict(pairs)
-
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read(MAX_QUERY_FILE_BYTES + 1)
-        else:
-            with Path(path).open("rb") as handle:
-                data = handle.read(MAX_QUERY_FILE_BYTES + 1)
-    except OSError as err:
-        raise ResearchError(
-            "input_unreadable", "cannot read the query file", {"reason": type(err).__name__}
-        ) from err
-    if len(data) > MAX_QUERY_FILE_BYTES:
-        raise ResearchError(
-            "query_too_large", "query file is too large", {"limit": MAX_QUERY_FILE_BYTES}
-        )
-
-    def no_constants(name: str) -> Any:
-        raise ResearchError("query_invalid", f"{name} is not a JSON number", {"path": ""})
-
-    try:
-        return json.loads(data, object_pairs_hook=no_duplicates, parse_constant=no_constants)
-    except (ValueError, RecursionError) as err:
-        if isinstance(err, ResearchError):
-            raise
-        raise ResearchError("query_invalid", "query file is not valid JSON", {"path": ""}) from err
+    return read_json_input(path, kind="query", max_bytes=MAX_QUERY_FILE_BYTES, error=ResearchError)
 
 
 def run(
