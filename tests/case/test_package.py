@@ -145,8 +145,8 @@ def test_manifest_with_a_float(pkg: Path) -> None:
     [
         (lambda m: m.__setitem__("phase", "done"), "/phase", "enum"),
         (lambda m: m.__setitem__("format_version", 2), "/format_version", "const"),
-        (lambda m: m.__setitem__("extra", 1), "", "additionalProperties"),
-        (lambda m: m.pop("generation"), "", "required"),
+        (lambda m: m.__setitem__("extra", 1), "/extra", "additionalProperties"),
+        (lambda m: m.pop("generation"), "/generation", "required"),
         (lambda m: m["case"].__setitem__("sha256", "ABC"), "/case/sha256", "pattern"),
         (lambda m: m["attachments"][1].__setitem__("size", -1), "/attachments/1/size", "minimum"),
         (lambda m: m.__setitem__("package_id", "pkg-bug-20\n"), "/package_id", "pattern"),
@@ -170,7 +170,7 @@ def test_missing_manifest_property_is_named(pkg: Path) -> None:
 def test_blocked_status_needs_code_and_resume_state(pkg: Path) -> None:
     edit_manifest(pkg, lambda m: m.__setitem__("status", {"state": "blocked"}))
     err = load_error(pkg)
-    assert (err.code, err.details["pointer"]) == ("manifest_invalid", "/status")
+    assert (err.code, err.details["pointer"]) == ("manifest_invalid", "/status/code")
 
 
 def test_duplicate_attachment_path(pkg: Path) -> None:
@@ -366,10 +366,10 @@ def test_case_that_is_not_json(pkg: Path, data: bytes, reason: str) -> None:
         (lambda c: c["source_context"][0].__setitem__("role", "schema_descriptor"), None),
         (lambda c: c["database_context"][0].__setitem__("role", "source_file"), None),
         (lambda c: c["source_context"][1].__setitem__("source_ref", "-bad"), None),
-        (lambda c: c["report"].pop("metadata"), "/report"),
+        (lambda c: c["report"].pop("metadata"), "/report/metadata"),
         (lambda c: c.__setitem__("format", "viano-case-package"), "/format"),
         (lambda c: c["inputs"][0].__setitem__("classification", "Source Snapshot"), None),
-        (lambda c: c["source_context"][0].__setitem__("extra", 1), "/source_context/0"),
+        (lambda c: c["source_context"][0].__setitem__("extra", 1), "/source_context/0/extra"),
     ],
 )
 def test_case_schema_errors(pkg: Path, change: Any, pointer: str | None) -> None:

@@ -315,11 +315,12 @@ def test_subprocess_refusal_exits_2(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2 and done.stdout == ""
-    assert error_line(done.stderr) == {
-        "error": "unknown_field",
-        "message": "query has a field the contract does not define",
-        "details": {"path": "/where", "rule": "additionalProperties", "field": "where"},
-    }
+    line = error_line(done.stderr)
+    assert line["error"] == "unknown_field"
+    assert line["message"].startswith("unknown property 'where' at /;")
+    assert line["details"]["path"] == "/where"
+    assert line["details"]["rule"] == "additionalProperties"
+    assert (line["details"]["field"], line["details"]["property"]) == ("where", "where")
 
 
 def test_missing_repository_exits_3(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:

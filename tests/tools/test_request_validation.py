@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from viano_bug_analysis.tools.errors import ToolError
 from viano_bug_analysis.tools.limits import ToolLimits
-from viano_bug_analysis.tools.request_validation import _first_error, _validators, parse_batch
+from viano_bug_analysis.schema_errors import first_error as _first_error
+from viano_bug_analysis.tools.request_validation import _validators, parse_batch
 
 BASE: dict[str, Any] = {
     "format": "viano-investigation-request",

@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import jsonschema
-
 from viano_bug_analysis.case.canonical import JsonRejected, canonical_bytes, parse_json, sha256_hex
 from viano_bug_analysis.errors import CaseError, VbaError
+from viano_bug_analysis.schema_errors import describe_first, disagreement
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
 
@@ -575,21 +574,15 @@ def _read_regular_file(path: str, limit: int) -> bytes:
 
 
 def _first_schema_error(schema: str, document: Any) -> dict[str, Any] | None:
-    """Pointer and keyword of the most relevant schema error, or None."""
+    """Pointer, keyword and description of the first schema error, or None."""
     if fast_validator(schema).is_valid(document):
         return None
-    error = jsonschema.exceptions.best_match(schema_validator(schema).iter_errors(document))
-    if error is None:
-        # The validators disagree: refuse rather than guess.
-        return {"pointer": "", "keyword": "schema"}
-    pointer = "".join(
-        "/" + str(part).replace("~", "~0").replace("/", "~1") for part in error.absolute_path
+    found = describe_first(schema_validator(schema), document) or disagreement()
+    details: dict[str, Any] = {"pointer": found.pointer, "keyword": found.rule}
+    details.update(
+        (key, value) for key, value in found.details().items() if key in {"property", "allowed"}
     )
-    details: dict[str, Any] = {"pointer": pointer, "keyword": str(error.validator)}
-    if error.validator == "required" and isinstance(error.instance, dict):
-        missing = [name for name in error.validator_value if name not in error.instance]
-        if missing:
-            details["property"] = missing[0]
+    details["what"] = found.message
     return details
 
 

@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
-import jsonschema
 import jsonschema_rs
 import orjson
 from jsonschema.protocols import Validator
@@ -45,10 +43,11 @@ from jsonschema.protocols import Validator
 from viano_bug_analysis.project_research.captures import Capture
 from viano_bug_analysis.project_research.config import Limits, ResearchConfig
 from viano_bug_analysis.project_research.errors import ResearchError
+from viano_bug_analysis.schema_errors import Violation, describe_first, disagreement, pointer
 from viano_bug_analysis.schemas import (
-    StrictPatternValidator,
     fast_validator,
     load_schema,
+    precise_validator,
     schema_validator,
 )
 
@@ -66,7 +65,6 @@ DATABASE_KINDS = ("database.tables", "database.schema", "database.rows", "databa
 KINDS = SOURCE_KINDS + DATABASE_KINDS
 OPERATORS = ("eq", "ne", "lt", "le", "gt", "ge", "contains", "in")
 MAX_QUERY_BYTES = 64 << 10
-_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
 class SourceProvider(Protocol):
@@ -154,9 +152,9 @@ def _validators() -> _Validators:
     envelope = {"type": "object", "required": ["kind"], "properties": schema["properties"]}
     return _Validators(
         whole=fast_validator(QUERY_SCHEMA),
-        envelope=StrictPatternValidator(envelope),
+        envelope=precise_validator(envelope),
         kinds={
-            kind: StrictPatternValidator({"$defs": defs, "$ref": f"#/$defs/query/{kind}"})
+            kind: precise_validator({"$defs": defs, "$ref": f"#/$defs/query/{kind}"})
             for kind in defs["query"]
         },
     )
@@ -168,19 +166,7 @@ def compact_json(value: Any) -> bytes:
 
 
 def _pointer(parts: Sequence[object]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def _first_error(validator: Validator, instance: Any) -> jsonschema.ValidationError | None:
-    # Document order: array indexes numerically, then the rule's name.
-    errors = sorted(
-        validator.iter_errors(instance),
-        key=lambda e: (
-            [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.absolute_path],
-            str(e.validator),
-        ),
-    )
-    return errors[0] if errors else None
+    return pointer(parts)
 
 
 def _non_finite_path(value: Any, parts: tuple[object, ...] = ()) -> tuple[object, ...] | None:
@@ -200,31 +186,18 @@ def _non_finite_path(value: Any, parts: tuple[object, ...] = ()) -> tuple[object
     return None
 
 
-def _schema_error(err: jsonschema.ValidationError) -> ResearchError:
-    parts = list(err.absolute_path)
-    path = _pointer(parts)
-    details: dict[str, Any] = {"path": path, "rule": str(err.validator)}
-    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-        known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
-        extra = sorted(key for key in err.instance if key not in known)
-        # Only a field name that looks like one is echoed; anything else may be content.
-        if extra and _FIELD.fullmatch(extra[0]):
-            details["path"] = _pointer([*parts, extra[0]])
-            details["field"] = extra[0]
-        return ResearchError(
-            "unknown_field", "query has a field the contract does not define", details
-        )
-    if err.validator == "enum" and parts and parts[-1] == "operator":
+def _schema_error(found: Violation) -> ResearchError:
+    details = found.details()
+    if found.rule in {"additionalProperties", "unevaluatedProperties", "false"}:
+        if found.property is not None:
+            details["field"] = found.property  # the documented name of this detail
+        return ResearchError("unknown_field", found.message, details)
+    if found.rule == "enum" and found.pointer.endswith("/operator"):
         details["hint"] = "allowed: " + ", ".join(OPERATORS)
-        return ResearchError(
-            "operator_unknown",
-            "unknown filter operator; allowed: " + ", ".join(OPERATORS),
-            details,
-        )
-    if err.validator == "enum" and parts == ["kind"]:
-        details["hint"] = "allowed: " + ", ".join(KINDS)
-        return ResearchError("kind_unknown", "unknown query kind", details)
-    return ResearchError("query_invalid", f"query violates the contract at {path or '/'}", details)
+        return ResearchError("operator_unknown", found.message, details)
+    if found.rule == "enum" and found.pointer == "/kind":
+        return ResearchError("kind_unknown", found.message, details)
+    return ResearchError("query_invalid", found.message, details)
 
 
 def validate_query(query: Any, limits: Limits | None = None) -> dict[str, Any]:
@@ -255,12 +228,12 @@ def validate_query(query: Any, limits: Limits | None = None) -> dict[str, Any]:
     document: dict[str, Any] = orjson.loads(raw)
     validators = _validators()
     if not validators.whole.is_valid(document):
-        error = _first_error(validators.envelope, document) or _first_error(
-            validators.kinds[document["kind"]], document
+        found = (
+            describe_first(validators.envelope, document)
+            or describe_first(validators.kinds[document["kind"]], document)
+            or disagreement()
         )
-        if error is None:  # the two validators disagree: refuse rather than guess
-            raise ResearchError("query_invalid", "query violates the contract", {"path": ""})
-        raise _schema_error(error)
+        raise _schema_error(found)
     _check_limits(document, limits)
     return document
 
@@ -571,11 +544,10 @@ def _frozen_result(answer: Mapping[str, Any]) -> dict[str, Any]:
             "provider_result_invalid", "the provider answered with a non-JSON value"
         ) from err
     if not fast_validator(RESULT_SCHEMA).is_valid(document):
-        error = _first_error(schema_validator(RESULT_SCHEMA), document)
-        path = _pointer(list(error.absolute_path)) if error is not None else ""
+        found = describe_first(schema_validator(RESULT_SCHEMA), document) or disagreement()
         raise ResearchError(
             "provider_result_invalid",
             "the provider's answer violates project-result-v1",
-            {"path": path},
+            {"path": found.pointer, "rule": found.rule},
         )
     return document

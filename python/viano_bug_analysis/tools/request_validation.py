@@ -8,17 +8,16 @@ that depend only on the request (page sizes, context span, line order).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
-import orjson
 from jsonschema.protocols import Validator
 
-from viano_bug_analysis.schemas import StrictPatternValidator, load_schema
+from viano_bug_analysis.jsonio import JsonEncodeError, canonical_bytes, sha256_hex
+from viano_bug_analysis.schema_errors import Violation, describe_first, disagreement
+from viano_bug_analysis.schemas import compiled_validator, load_schema, precise_validator
 from viano_bug_analysis.tools.errors import ToolError
 from viano_bug_analysis.tools.limits import ToolLimits
 
@@ -26,18 +25,20 @@ REQUEST_SCHEMA = "investigation-request-v1"
 
 
 def compact_json(value: Any) -> bytes:
-    """The byte form that is measured and hashed: UTF-8, keys sorted, no spaces.
+    """The byte form that is measured and hashed: ``jsonio.canonical_bytes``.
 
-    Floats use their shortest round-trip form (``1.0``, ``0.1``, ``1e+16``).
+    UTF-8, keys sorted, no spaces, integers exact at any size (a filter on a
+    ``DECIMAL(30)`` or ``BIGINT UNSIGNED`` value beyond 64 bits is hashed as
+    written), floats in their shortest round-trip form (``1.0``, ``1e+16``).
     """
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except (TypeError, orjson.JSONEncodeError) as err:
-        raise ToolError("request_invalid", "request is not a JSON document") from err
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+        return canonical_bytes(value)
+    except JsonEncodeError as err:
+        raise ToolError(
+            "request_invalid",
+            "request is not a JSON document (NaN, infinity, a lone surrogate or a non-JSON type)",
+            {"path": "", "rule": "json", "reason": err.code},
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,39 +82,29 @@ def _validators() -> _Validators:
         "properties": {**schema["properties"], "requests": {"type": "array", "minItems": 1}},
     }
     item = {key: value for key, value in defs["request"].items() if key != "allOf"}
-    validator = StrictPatternValidator
     return _Validators(
-        whole=jsonschema_rs.Draft202012Validator(schema),
-        envelope=validator(envelope),
-        item=validator({**item, "$defs": defs}),
+        whole=compiled_validator(schema),
+        envelope=precise_validator(envelope),
+        item=precise_validator({**item, "$defs": defs}),
         arguments={
-            op: validator({"$defs": defs, "$ref": f"#/$defs/arguments/{op}"})
+            op: precise_validator({"$defs": defs, "$ref": f"#/$defs/arguments/{op}"})
             for op in defs["arguments"]
         },
     )
 
 
-def _schema_error(
-    err: jsonschema.ValidationError, prefix: str, request_index: int | None
-) -> ToolError:
-    path = prefix + "".join(f"/{p}" for p in err.absolute_path)
-    details: dict[str, Any] = {"path": path, "rule": str(err.validator)}
+_UNKNOWN_FIELD_RULES = frozenset({"additionalProperties", "unevaluatedProperties", "false"})
+
+
+def _schema_error(found: Violation, request_index: int | None) -> ToolError:
+    details = found.details()
     if request_index is not None:
         details["request_index"] = request_index
-    if err.validator == "additionalProperties":
-        return ToolError(
-            "unknown_field", "request has a field the contract does not define", details
-        )
-    if err.validator == "enum" and path.endswith("/operation"):
-        return ToolError("unknown_operation", "operation is not in the allowlist", details)
-    return ToolError("request_invalid", f"request violates the contract at {path or '/'}", details)
-
-
-def _first_error(validator: Validator, instance: Any) -> jsonschema.ValidationError | None:
-    errors = sorted(
-        validator.iter_errors(instance), key=lambda e: (list(e.absolute_path), e.validator)
-    )
-    return errors[0] if errors else None
+    if found.rule in _UNKNOWN_FIELD_RULES:
+        return ToolError("unknown_field", found.message, details)
+    if found.rule == "enum" and found.pointer.endswith("/operation"):
+        return ToolError("unknown_operation", found.message, details)
+    return ToolError("request_invalid", found.message, details)
 
 
 def parse_batch(document: Any, limits: ToolLimits) -> Batch:
@@ -128,8 +119,8 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
         )
     validators = _validators()
     valid = validators.whole.is_valid(document)
-    if not valid and (error := _first_error(validators.envelope, document)) is not None:
-        raise _schema_error(error, "", None)
+    if not valid and (found := describe_first(validators.envelope, document)) is not None:
+        raise _schema_error(found, None)
     items = document["requests"]
     if len(items) > limits.batch_requests:
         raise ToolError(
@@ -139,11 +130,14 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
         )
     requests = []
     for index, item in enumerate(items):
-        if not valid and (error := _first_error(validators.item, item)) is not None:
-            raise _schema_error(error, f"/requests/{index}", index)
-        arguments = validators.arguments[item["operation"]]
-        if not valid and (error := _first_error(arguments, item["arguments"])) is not None:
-            raise _schema_error(error, f"/requests/{index}/arguments", index)
+        where = ("requests", index)
+        if not valid and (found := describe_first(validators.item, item, where)) is not None:
+            raise _schema_error(found, index)
+        if not valid:
+            arguments = validators.arguments[item["operation"]]
+            found = describe_first(arguments, item["arguments"], (*where, "arguments"))
+            if found is not None:
+                raise _schema_error(found, index)
         requests.append(
             Request(
                 index=index,
@@ -156,8 +150,7 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
             )
         )
     if not valid:
-        # The two validators disagree; refuse rather than guess.
-        raise ToolError("request_invalid", "request violates the contract", {"path": ""})
+        raise _schema_error(disagreement(), None)
     _check_uniqueness(requests)
     for request in requests:
         _check_request_limits(request, limits)

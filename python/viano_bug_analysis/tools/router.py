@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from viano_bug_analysis.case.package import (
     CasePackage,
     ContextEntry,
@@ -112,7 +110,8 @@ class InvestigationToolRouter:
             "batch_sha256": batch.sha256,
             "results": results,
         }
-        size = len(orjson.dumps(document))
+        # Measured in the canonical form, which keeps integers beyond 64 bits exact.
+        size = len(compact_json(document))
         if size > self.limits.result_bytes:
             raise ToolError(
                 "result_too_large",
