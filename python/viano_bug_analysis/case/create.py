@@ -29,8 +29,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from viano_bug_analysis.case.canonical import JsonRejected, canonical_bytes, parse_json, sha256_hex
 from viano_bug_analysis.case.package import (
     ATTACHMENTS_DIR,
@@ -40,7 +38,8 @@ from viano_bug_analysis.case.package import (
     verify_attachment,
 )
 from viano_bug_analysis.errors import CaseError, VbaError
-from viano_bug_analysis.schemas import schema_validator
+from viano_bug_analysis.schema_errors import describe_first, disagreement
+from viano_bug_analysis.schemas import fast_validator, schema_validator
 from viano_bug_analysis.snapshot import ArchiveEntry, MemberRef, SnapshotArchive
 
 SPEC_SCHEMA = "case-spec-v1"
@@ -138,12 +137,19 @@ def _check_spec(spec: dict[str, Any]) -> None:
         canonical_bytes(spec)
     except CaseError as err:
         raise _spec_invalid(err.details["reason"], err.details["pointer"]) from None
-    error = jsonschema.exceptions.best_match(schema_validator(SPEC_SCHEMA).iter_errors(spec))
-    if error is not None:
-        pointer = "".join(
-            "/" + str(p).replace("~", "~0").replace("/", "~1") for p in error.absolute_path
+    if not fast_validator(SPEC_SCHEMA).is_valid(spec):
+        found = describe_first(schema_validator(SPEC_SCHEMA), spec) or disagreement()
+        extra = {k: v for k, v in found.details().items() if k in {"property", "allowed"}}
+        raise CaseError(
+            "spec_invalid",
+            f"case spec is invalid: {found.message}",
+            {
+                "reason": "does not match the schema",
+                "pointer": found.pointer,
+                "keyword": found.rule,
+                **extra,
+            },
         )
-        raise _spec_invalid("does not match the schema", pointer, keyword=str(error.validator))
     ids: set[str] = set()
     for index, hypothesis in enumerate(spec["hypotheses"]):
         if hypothesis["id"] in ids:
