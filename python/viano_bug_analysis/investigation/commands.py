@@ -19,10 +19,15 @@ from typing import Any
 import orjson
 
 from viano_bug_analysis.case.build_command import ProgressLine
+from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.exit_codes import ExitCode
 from viano_bug_analysis.investigation.budget import BudgetManager
-from viano_bug_analysis.investigation.checkpoints import BLOCKED, CheckpointStore
+from viano_bug_analysis.investigation.checkpoints import (
+    BLOCKED,
+    CheckpointStore,
+    manifest_status,
+)
 from viano_bug_analysis.investigation.config import load_investigation_config
 from viano_bug_analysis.investigation.controller import InvestigationController, Research
 from viano_bug_analysis.investigation.evidence import EvidenceStore
@@ -50,13 +55,9 @@ def run_investigate(args: argparse.Namespace) -> int:
     # The router answers the model's snapshot requests with the profile's
     # schema adapter, exactly as `vba query` would answer them.
     profile = load_profile(args.profile)
+    # Each line carries the budget left as the controller's own journal has it
+    # at that moment (a manager opened here would show the state before the run).
     progress = ProgressLine(sys.stderr)
-    budget = BudgetManager(args.package)
-
-    def show(text: str) -> None:
-        left = sum(a.available for a in budget.accounts())
-        progress(f"{text} | budget left {left}")
-
     with _research(config.research_config) as research:
         controller = InvestigationController(
             args.package,
@@ -64,7 +65,7 @@ def run_investigate(args: argparse.Namespace) -> int:
             settings=config.settings,
             research=research,
             router=profile.router(),
-            progress=show,
+            progress=progress,
         )
         outcome = controller.run()
     progress.done()
@@ -80,9 +81,17 @@ def run_investigate(args: argparse.Namespace) -> int:
 
 
 def status_document(package_path: Any) -> dict[str, Any]:
+    """What the package says, read only: the state comes from the checkpoint log
+    (the truth); ``manifest_in_sync`` says whether the manifest agrees with it (a
+    kill between a checkpoint and the manifest update leaves the manifest behind
+    until the next ``vba investigate`` or ``vba resume``)."""
     package = load_package(package_path)
     checkpoints = CheckpointStore(package_path)
     current = checkpoints.current()
+    in_sync = current is None or manifest_status(current) == (
+        package.manifest["phase"],
+        package.manifest["status"],
+    )
     budget = BudgetManager(package_path)
     log = StepLog(package.path)
     return {
@@ -90,6 +99,7 @@ def status_document(package_path: Any) -> dict[str, Any]:
         "phase": package.phase,
         "state": current.state if current else "not started",
         "blocked": current.blocked.to_record() if current and current.blocked else None,
+        "manifest_in_sync": in_sync,
         "budget": {
             a.account: {
                 "limit": a.limit,
@@ -118,6 +128,8 @@ def run_status(args: argparse.Namespace) -> int:
             f"blocked: {document['blocked']['code']} (resumes into "
             f"{document['blocked']['resume_state']})"
         )
+    if not document["manifest_in_sync"]:
+        print("manifest: behind the checkpoint log (`vba investigate` or `vba resume` updates it)")
     for account, numbers in document["budget"].items():
         print(
             f"budget {account}: {numbers['spent']} of {numbers['limit']} spent "
@@ -130,9 +142,14 @@ def run_status(args: argparse.Namespace) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    checkpoints = CheckpointStore(args.package)
-    resumed = checkpoints.resume(args.operator)
-    checkpoints.sync_manifest()
+    # The investigation lock: a resume writes the checkpoint log and the
+    # manifest, which a running investigation of the package also writes.
+    with package_lock(args.package, INVESTIGATION_LOCK, "investigation"):
+        checkpoints = CheckpointStore(args.package)
+        if checkpoints.current() is not None:
+            checkpoints.sync_manifest()  # a kill inside an earlier resume left it behind
+        resumed = checkpoints.resume(args.operator)
+        checkpoints.sync_manifest()
     print(f"resumed into {resumed.state} by {args.operator}; run `vba investigate` to continue")
     return 0
 

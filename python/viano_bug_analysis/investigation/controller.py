@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.enrichment.context import load_index, project_prompt_context
 from viano_bug_analysis.errors import VbaError
@@ -60,6 +61,7 @@ from viano_bug_analysis.investigation.recovery import (
     recover_response,
     resume_repair,
 )
+from viano_bug_analysis.investigation.recovery.audit import StoredCallRecord, sha256_hex, text_bytes
 from viano_bug_analysis.investigation.steps import StepLog, check_writable
 from viano_bug_analysis.project_research import (
     Capture,
@@ -108,6 +110,24 @@ class InvestigationController:
         self._router = router or InvestigationToolRouter()
         self._progress = progress or (lambda _text: None)
         self._hook = after_step or (lambda _point: None)
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def run(self) -> RunOutcome:
+        """Runs the loop until the case concludes or blocks.
+
+        A second run of the same package, in this process or another, is
+        refused at once with ``package_busy``: the lock is taken before any
+        store is read, so the second run neither replays logs the first is
+        still writing nor pays for a model request.
+        """
+        with package_lock(self._root, INVESTIGATION_LOCK, "investigation"):
+            self._open_stores()
+            return self._run()
+
+    def _open_stores(self) -> None:
+        # The stores keep their next sequence numbers in memory: they are only
+        # valid while the lock is held, so they are (re)read under it.
         self._checkpoints = CheckpointStore(self._root)
         self._budget = BudgetManager(self._root)
         self._evidence = EvidenceStore(self._root)
@@ -115,12 +135,15 @@ class InvestigationController:
         self._audit = CallRecordStore(self._root)
         self._policy = self._stored_policy()
 
-    # -- the loop -----------------------------------------------------------------------
-
-    def run(self) -> RunOutcome:
+    def _run(self) -> RunOutcome:
         package = load_package(self._root)
         check_writable(self._root)  # a read-only or full package fails before a paid call
         current = self._checkpoints.current()
+        if current is not None:
+            # The checkpoint log is the truth, the manifest its summary: a kill
+            # between a checkpoint and the manifest update (here or inside
+            # `vba resume`) left the manifest behind, and the router acts on it.
+            self._checkpoints.sync_manifest()
         if current is not None and current.state == BLOCKED:
             return self._finish(BLOCKED, current.blocked.code if current.blocked else None)
         if current is None:
@@ -129,7 +152,9 @@ class InvestigationController:
         elif current.state == CONCLUDED:
             return self._finish(CONCLUDED, None)
         for hypothesis in package.case["hypotheses"]:
-            if self._log.outcome(hypothesis["id"]) is not None:
+            stored = self._log.outcome(hypothesis["id"])
+            if stored is not None:
+                self._complete_conclusion(hypothesis["id"], stored)
                 continue
             blocked = self._investigate(hypothesis)
             if blocked is not None:
@@ -193,21 +218,23 @@ class InvestigationController:
             self._hook(f"{hid}-{step}-{attempt}-call")
         messages = build_messages(call["prompt_version"], call["context"])
         reply = self._log.get(hid, step, attempt, "reply")
+        key = f"{hid}:{step}:{attempt}:llm"
         if reply is None:
-            key = f"{hid}:{step}:{attempt}:llm"
             estimate = sum(len(m["content"]) for m in messages) // 3 + 4096
             try:
-                self._budget.reserve(hid, estimate, key)
+                self._reserve_once(hid, estimate, key)
             except BudgetError as err:
                 if err.code in {"budget_insufficient", "budget_account_terminal"}:
                     return {"budget_exhausted": True, "status": "rejected"}
                 raise
-            self._progress(f"{hid} step {step}: asking the model")
+            self._say(hid, f"{hid} step {step}: asking the model")
             result = self._model.chat(messages)
-            self._settle_once(key, _tokens(result, estimate))
+            # The stored answer is the commit point of the call: it is written
+            # before the settlement, which every later start completes from it.
             reply = {"chat": result.to_record()}
             self._log.put(hid, step, attempt, "reply", reply)
             self._hook(f"{hid}-{step}-{attempt}-reply")
+        self._settle_from(key, reply["chat"])
         decision = self._recover(hypothesis, call, reply, step, attempt)
         self._log.put(hid, step, attempt, "decision", decision)
         self._hook(f"{hid}-{step}-{attempt}-decision")
@@ -232,12 +259,21 @@ class InvestigationController:
         left = self._settings.invalid_response_limit - self._invalid_count()
 
         def repair_provider(prompt: str) -> str:
+            # Recovery may ask again after a restart (its records and the
+            # decision are separate files): a stored answer is the answer.
             key = f"{hid}:{step}:{attempt}:repair"
-            estimate = len(prompt) // 3 + 2048
-            self._budget.reserve(hid, estimate, key)
-            result = self._model.chat([{"role": "user", "content": prompt}])
-            self._settle_once(key, _tokens(result, estimate))
-            return result.content
+            stored = self._log.get(hid, step, attempt, "repair")
+            if stored is None:
+                self._reserve_once(hid, len(prompt) // 3 + 2048, key)
+                result = self._model.chat([{"role": "user", "content": prompt}])
+                stored = {
+                    "chat": result.to_record(),
+                    "prompt_sha256": sha256_hex(text_bytes(prompt)),
+                }
+                self._log.put(hid, step, attempt, "repair", stored)
+                self._hook(f"{hid}-{step}-{attempt}-repair")
+            self._settle_from(key, stored["chat"])
+            return str(stored["chat"]["content"])
 
         recovery_context = RecoveryContext(
             prompt_id=call["prompt_version"],
@@ -251,6 +287,8 @@ class InvestigationController:
         # A repair planned before a crash (or a transport failure) for this very
         # answer is carried out from its stored plan, re-checked, never re-planned.
         pending = pending_repair(self._audit)
+        if pending is not None and not _plans_for(pending, reply["chat"]["content"]):
+            pending = None  # an unfinished plan of another answer is not this answer's
         if pending is not None:
             result = resume_repair(
                 pending,
@@ -285,7 +323,7 @@ class InvestigationController:
             "epoch": self._epoch(),
         }
         if not result.accepted:
-            self._progress(f"{hid} step {step}: answer rejected ({result.reason})")
+            self._say(hid, f"{hid} step {step}: answer rejected ({result.reason})")
         return decision
 
     def _operation_check(self, response: Mapping[str, Any]) -> list[str]:
@@ -305,7 +343,7 @@ class InvestigationController:
         plan = response["next"]
         key = f"{hid}:{step}:{attempt}:dispatch"
         try:
-            self._budget.reserve(hid, self._settings.dispatch_cost, key)
+            self._reserve_once(hid, self._settings.dispatch_cost, key)
         except BudgetError as err:
             if err.code in {"budget_insufficient", "budget_account_terminal"}:
                 self._conclude(hid, None, "budget_exhausted")
@@ -313,7 +351,7 @@ class InvestigationController:
             raise
         package = load_package(self._root)
         generation = package.generation
-        self._progress(f"{hid} step {step}: {plan['operation']}")
+        self._say(hid, f"{hid} step {step}: {plan['operation']}")
         try:
             taken = self._run_plan(hid, step, attempt, plan, package, generation)
         except ResearchUnavailable as err:
@@ -395,37 +433,69 @@ class InvestigationController:
                 current_generation=current_generation,
             )
         self._hook(f"{hid}-{step}-{attempt}-evidence")
-        return {"evidence_id": taken.evidence_id, "new": taken.new}
+        # "new" is a fact of the record (this step took it), not of this process:
+        # a rerun after a kill finds the record its step wrote and says the same.
+        return {"evidence_id": taken.evidence_id, "new": taken.record["step_key"] == step_key}
+
+    # -- budget ---------------------------------------------------------------------------
+
+    def _reserve_once(self, hid: str, amount: int, key: str) -> None:
+        """The reservation of ``key``, made once: a rerun keeps the first amount
+        (an estimate from a prompt rebuilt after a restart may differ)."""
+        if self._budget.reservation(key) is None:
+            self._budget.reserve(hid, amount, key)
+
+    def _settle_from(self, key: str, chat: Mapping[str, Any]) -> None:
+        """Settles ``key`` with the tokens of the stored answer ``chat``, once."""
+        reservation = self._budget.reservation(key)
+        if reservation is not None and reservation.state == "settled":
+            return
+        reserved = reservation.amount if reservation is not None else 0
+        self._budget.settle(key, _tokens(chat, reserved))
 
     def _settle_once(self, key: str, actual: int) -> None:
-        """A call re-sent after a crash between settlement and its record is not
-        charged again (the first settlement stands)."""
         reservation = self._budget.reservation(key)
         if reservation is not None and reservation.state == "settled":
             return
         self._budget.settle(key, actual)
 
+    def _say(self, hid: str, text: str) -> None:
+        # The figure comes from the journal this run writes, read at the moment
+        # of the line: the budget the hypothesis has left to reserve.
+        left = self._budget.account(hid).available
+        self._progress(f"{text} | budget left {left}")
+
     # -- endings ------------------------------------------------------------------------
 
     def _conclude(self, hid: str, response: Mapping[str, Any] | None, reason: str) -> None:
-        if self._log.outcome(hid) is not None:
-            return
-        outcome: dict[str, Any] = {"hypothesis_id": hid, "reason": reason}
-        if response is not None:
-            outcome.update(
-                assessment=response["assessment"],
-                confidence=response["confidence"],
-                evidence=response["evidence"],
-                summary=response["next"]["summary"],
-            )
-        else:
-            outcome.update(assessment="undetermined", confidence=None, evidence=[], summary=None)
-        self._log.put_outcome(hid, outcome)
-        status = "concluded" if reason == "concluded" else "exhausted"
+        outcome = self._log.outcome(hid)
+        if outcome is None:
+            outcome = {"hypothesis_id": hid, "reason": reason}
+            if response is not None:
+                outcome.update(
+                    assessment=response["assessment"],
+                    confidence=response["confidence"],
+                    evidence=response["evidence"],
+                    summary=response["next"]["summary"],
+                )
+            else:
+                outcome.update(
+                    assessment="undetermined", confidence=None, evidence=[], summary=None
+                )
+            self._log.put_outcome(hid, outcome)
+            self._hook(f"{hid}-outcome")
+        self._complete_conclusion(hid, outcome)
+
+    def _complete_conclusion(self, hid: str, outcome: Mapping[str, Any]) -> None:
+        """The rest of a conclusion whose outcome file (its commit point) exists:
+        the account closed, then ``hypothesis_done``. Each part is skipped when
+        done, so a start after a kill anywhere in between finishes it once."""
         if not self._budget.account(hid).terminal:
+            status = "concluded" if outcome["reason"] == "concluded" else "exhausted"
             self._budget.close_account(hid, status)
-        self._checkpoints.advance(INVESTIGATION, event="hypothesis_done", hypothesis=hid)
-        self._progress(f"{hid}: {outcome['assessment']} ({reason})")
+        if not self._hypothesis_done(hid):
+            self._checkpoints.advance(INVESTIGATION, event="hypothesis_done", hypothesis=hid)
+            self._say(hid, f"{hid}: {outcome['assessment']} ({outcome['reason']})")
 
     def _block_invalid(self, hid: str, step: int) -> str:
         self._checkpoints.advance(
@@ -439,6 +509,12 @@ class InvestigationController:
         return INVALID_LLM_RESPONSES
 
     # -- state derived from the records --------------------------------------------------
+
+    def _hypothesis_done(self, hid: str) -> bool:
+        return any(
+            c.payload.get("event") == "hypothesis_done" and c.payload.get("hypothesis") == hid
+            for c in self._checkpoints.history()
+        )
 
     def _epoch(self) -> int:
         """How many operator resumes happened: each one gives a fresh invalid-response count."""
@@ -554,10 +630,18 @@ class InvestigationController:
         return feedback, notes
 
 
-def _tokens(result: ChatResult, reserved: int) -> int:
-    if result.usage is None:
+def _tokens(chat: Mapping[str, Any], reserved: int) -> int:
+    """The tokens of a stored answer (``ChatResult.to_record``)."""
+    usage = chat.get("usage")
+    if usage is None:
         return reserved  # no usage reported: the whole reservation counts
-    return max(1, result.usage.total_tokens)
+    return max(1, int(usage["total_tokens"]))
+
+
+def _plans_for(record: StoredCallRecord, reply_text: str) -> bool:
+    """Whether the call record ``record`` was made from the answer ``reply_text``."""
+    response = record.document["response"]
+    return bool(response["sha256"] == sha256_hex(text_bytes(reply_text)))
 
 
 def _previous_result(context: Mapping[str, Any]) -> str:
