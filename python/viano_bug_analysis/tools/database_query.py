@@ -200,8 +200,10 @@ class DatabaseQueryTool:
     ``adapter`` maps a project's native schema descriptor to a neutral
     ``schema_only`` document (role ``schema_descriptor``); without one, only
     descriptors already in the neutral format are accepted. ``max_rows``
-    bounds the rows of one member; ``cache_size`` is the number of parsed
-    members kept, keyed by their verified SHA-256 and role (0 disables it).
+    bounds the rows of one member when ``load`` is called without its own
+    limit (the router always passes its ``ToolLimits.database_rows``);
+    ``cache_size`` is the number of parsed members kept, keyed by their
+    verified SHA-256 and role (0 disables it).
     """
 
     def __init__(
@@ -244,12 +246,19 @@ class DatabaseQueryTool:
                 self._cache.move_to_end(key)
             return table
 
-    def load(self, data: bytes, *, role: str, sha256: str) -> LoadedTable:
+    def load(
+        self, data: bytes, *, role: str, sha256: str, max_rows: int | None = None
+    ) -> LoadedTable:
         """Validate one member whose bytes the caller has verified against ``sha256``.
 
         The cache trusts that promise: the same hash and role always map to
-        the same table, so a cached entry can never be stale.
+        the same table, so a cached entry can never be stale. ``max_rows``
+        replaces the tool's own row limit for this call: the router passes
+        its ``ToolLimits.database_rows``, so one limits object governs every
+        layer whichever tool it was given.
         """
+        limit = self._max_rows if max_rows is None else max_rows
+        _require_count(limit, "max_rows")
         if role not in ROLES:
             raise ToolError("unknown_role", "the member role cannot be queried as a database")
         if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256.lower()):
@@ -258,10 +267,11 @@ class DatabaseQueryTool:
             _invalid_argument("data", "must be bytes")
         cached = self.cached(sha256, role=role)
         if cached is not None:
+            check_row_limit(cached, limit)
             return cached
         key = (sha256.lower(), role)
         if role == "database_snapshot":
-            table = self._load_snapshot(data, key[0])
+            table = self._load_snapshot(data, key[0], limit)
         else:
             table = self._load_descriptor(data, key[0])
         if self._cache_size:
@@ -272,14 +282,10 @@ class DatabaseQueryTool:
                     self._cache.popitem(last=False)
         return table
 
-    def _load_snapshot(self, data: bytes, sha256: str) -> LoadedTable:
+    def _load_snapshot(self, data: bytes, sha256: str, max_rows: int) -> LoadedTable:
         rows = parse_snapshot(data)
-        if rows.row_count > self._max_rows:
-            raise ToolError(
-                "snapshot_too_many_rows",
-                "the snapshot has more rows than the configured limit",
-                {"limit": self._max_rows, "rows": rows.row_count},
-            )
+        # Checked before the header is validated: a huge member costs no more work.
+        _check_rows(rows.row_count, max_rows)
         return _loaded(sha256, rows, validate_snapshot(rows))
 
     def _load_descriptor(self, data: bytes, sha256: str) -> LoadedTable:
@@ -335,6 +341,24 @@ class DatabaseQueryTool:
                 "the adapter returned a value that is not JSON",
                 {"what": "not JSON"},
             ) from err
+
+
+def check_row_limit(table: LoadedTable, max_rows: int) -> None:
+    """Raise ``snapshot_too_many_rows`` when ``table`` has more rows than ``max_rows``.
+
+    A cached table was admitted under the limit of whoever loaded it first;
+    every use checks it again under its own limit.
+    """
+    _check_rows(table.row_count, max_rows)
+
+
+def _check_rows(rows: int, max_rows: int) -> None:
+    if rows > max_rows:
+        raise ToolError(
+            "snapshot_too_many_rows",
+            "the snapshot has more rows than the configured limit",
+            {"limit": max_rows, "rows": rows},
+        )
 
 
 def _loaded(sha256: str, rows: RowTable, shape: SnapshotShape) -> LoadedTable:

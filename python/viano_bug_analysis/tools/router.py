@@ -43,7 +43,11 @@ from viano_bug_analysis.errors import (
 )
 from viano_bug_analysis.schemas import load_schema
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive, SourceText
-from viano_bug_analysis.tools.database_query import DatabaseQueryTool, LoadedTable
+from viano_bug_analysis.tools.database_query import (
+    DatabaseQueryTool,
+    LoadedTable,
+    check_row_limit,
+)
 from viano_bug_analysis.tools.errors import ToolError, wrap_core_error
 from viano_bug_analysis.tools.limits import ToolLimits
 from viano_bug_analysis.tools.request_validation import Batch, Request, compact_json, parse_batch
@@ -73,6 +77,8 @@ class InvestigationToolRouter:
         threads: int = 0,
     ) -> None:
         self.limits = limits or ToolLimits()
+        # Every load is given self.limits.database_rows, so a tool passed in
+        # (with its adapter) cannot keep a row limit of its own.
         self.database_tool = database_tool or DatabaseQueryTool(max_rows=self.limits.database_rows)
         self.threads = threads
 
@@ -174,12 +180,18 @@ class InvestigationToolRouter:
                 # Parsed tables are keyed by content hash; the member itself
                 # is still verified on every batch.
                 archive.verify(ref, max_bytes=max_bytes)
-                return cached
-            data = archive.read_bytes(ref, max_bytes=max_bytes)
+            else:
+                data = archive.read_bytes(ref, max_bytes=max_bytes)
         except VbaError as err:
             raise _member_error(err, entry) from None
         try:
-            return self.database_tool.load(data, role=entry.role, sha256=entry.sha256)
+            if cached is not None:
+                # Loaded under whatever limit applied then; this router's limits decide now.
+                check_row_limit(cached, self.limits.database_rows)
+                return cached
+            return self.database_tool.load(
+                data, role=entry.role, sha256=entry.sha256, max_rows=self.limits.database_rows
+            )
         except ToolError as err:
             err.details.setdefault("source_ref", entry.source_ref)
             raise
