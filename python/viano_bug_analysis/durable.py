@@ -45,7 +45,7 @@ from typing import Any
 
 import orjson
 
-from viano_bug_analysis.errors import EnrichmentError, PackageFileError
+from viano_bug_analysis.errors import PackageFileError
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -423,94 +423,56 @@ def _corrupt(parts: tuple[str, ...], reason: str) -> PackageFileError:
     )
 
 
-# -- path-based functions, kept only until every store uses PackageFiles ------------
-
-
-def write_once(path: Path, data: bytes) -> bool:
-    """Deprecated: ``PackageFiles(root).write_once(rel, data)`` checks containment."""
-    make_dirs(path.parent)
-    if path.exists():
-        _same_or_conflict(path, data)
-        return False
-    temporary = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
-    try:
-        write_synced(temporary, data)
-        try:
-            os.link(temporary, path)
-        except FileExistsError:
-            _same_or_conflict(path, data)
-            return False
-        fsync_directory(path.parent)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
-    return True
-
-
-def replace_atomically(path: Path, data: bytes) -> None:
-    """Deprecated: ``PackageFiles(root).replace(rel, data)``."""
-    temporary = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
-    try:
-        with open(temporary, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-        fsync_directory(path.parent)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
-
-
-def write_synced(path: Path, data: bytes) -> None:
-    """Deprecated: creates ``path`` (it must not exist), writes ``data`` and fsyncs it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def make_dirs(path: Path) -> None:
-    """Deprecated: ``PackageFiles(root).make_dirs(rel)``."""
+def create_package_root(path: str | os.PathLike[str]) -> None:
+    """Creates the package directory itself (and missing parents), each fsynced
+    into its parent. Where the package lies is the caller's choice, so this is
+    the one path-based write; everything below the root goes through
+    ``PackageFiles``."""
     missing = []
-    current = path
+    current = Path(os.path.abspath(path))
     while not current.exists():
         missing.append(current)
         current = current.parent
     for directory in reversed(missing):
-        with contextlib.suppress(FileExistsError):
+        try:
             directory.mkdir()
-        fsync_directory(directory.parent)
+        except FileExistsError:
+            pass
+        except OSError as err:
+            raise PackageFileError(
+                "package_write_failed",
+                "the package directory could not be created",
+                {"path": ".", "errno": _errno_name(err)},
+            ) from None
+        _fsync_path(directory.parent)
+    if not current.is_dir() and not missing:
+        raise PackageFileError(
+            "package_missing", "the case package path is not a directory", {"path": "."}
+        )
 
 
-def fsync_directory(path: Path) -> None:
+def _fsync_path(path: Path) -> None:
     try:
-        fd = os.open(path, os.O_RDONLY | _DIRECTORY)
+        fd = os.open(path, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     except OSError:
         return  # no directory handles on this platform
     try:
         os.fsync(fd)
+    except OSError as err:
+        raise PackageFileError(
+            "package_write_failed",
+            "the package directory could not be synced",
+            {"path": ".", "errno": _errno_name(err)},
+        ) from None
     finally:
         os.close(fd)
-
-
-def _same_or_conflict(path: Path, data: bytes) -> None:
-    if path.read_bytes() != data:
-        raise EnrichmentError(
-            "record_conflict",
-            "an append-only record already exists with other content",
-            {"file": path.name},
-        )
 
 
 __all__ = [
     "DEFAULT_RESERVE_BYTES",
     "PackageFiles",
     "compact_json",
+    "create_package_root",
     "parse_document",
     "relative",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from viano_bug_analysis.case.canonical import canonical_bytes
-from viano_bug_analysis.investigation import checkpoints
+from viano_bug_analysis.errors import PackageFileError
 from viano_bug_analysis.investigation.budget import BudgetError, BudgetManager
 
 KEY = "5f2b" * 16  # a request SHA-256 used as idempotency key
@@ -269,12 +270,14 @@ def test_non_canonical_bytes_are_corrupt(budget: BudgetManager, tmp_path: Path) 
 def test_a_failed_write_changes_nothing(
     budget: BudgetManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def no_link(*_args: Any) -> None:
+    def no_link(*_args: Any, **_kwargs: Any) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "link", no_link)
-    err = error_of(lambda: budget.reserve("H1", 40, KEY))
-    assert (err.code, err.details["kind"]) == ("budget_journal_write_failed", "OSError")
+    with pytest.raises(PackageFileError) as caught:  # the one durable writer's error
+        budget.reserve("H1", 40, KEY)
+    err = caught.value
+    assert (err.code, err.details["errno"]) == ("package_write_failed", "ENOSPC")
     assert budget.reservation(KEY) is None
     assert [p.name for p in journal(tmp_path).iterdir()] == ["00000001-open.json"]
     monkeypatch.undo()
@@ -284,11 +287,15 @@ def test_a_failed_write_changes_nothing(
 def test_a_crash_after_the_link_is_recovered_by_rereading(
     budget: BudgetManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def failing_fsync(_path: Path) -> None:
-        raise OSError(5, "I/O error")
+    real_fsync = os.fsync
 
-    monkeypatch.setattr(checkpoints, "fsync_directory", failing_fsync)
-    with pytest.raises(BudgetError):
+    def failing_fsync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(5, "I/O error")  # the directory fsync after the link
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    with pytest.raises(PackageFileError):
         budget.reserve("H1", 40, KEY)
     monkeypatch.undo()
     # The entry did reach the disk; memory followed it, so the retry is a no-op.
@@ -315,7 +322,9 @@ def test_a_symlinked_analysis_directory_is_refused(tmp_path: Path) -> None:
     package.mkdir()
     elsewhere.mkdir()
     (package / "analysis").symlink_to(elsewhere)
-    assert code_of(lambda: BudgetManager(package)) == "budget_journal_path_outside_package"
+    with pytest.raises(PackageFileError) as caught:
+        BudgetManager(package)
+    assert caught.value.code == "package_path_outside"
 
 
 def test_a_missing_package_is_refused(tmp_path: Path) -> None:

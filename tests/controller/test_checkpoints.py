@@ -15,6 +15,7 @@ import pytest
 from viano_bug_analysis.case.canonical import canonical_bytes
 from viano_bug_analysis.case.create import create_package
 from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.errors import PackageFileError
 from viano_bug_analysis.investigation import checkpoints
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
@@ -304,11 +305,13 @@ def test_a_leftover_temporary_file_is_ignored(store: CheckpointStore) -> None:
 def test_a_failed_write_leaves_no_checkpoint(
     store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def no_link(*_args: Any) -> None:
+    def no_link(*_args: Any, **_kwargs: Any) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "link", no_link)
-    assert code_of(lambda: store.advance(CONCLUDED)) == "checkpoint_log_write_failed"
+    with pytest.raises(PackageFileError) as caught:  # the one durable writer's error
+        store.advance(CONCLUDED)
+    assert caught.value.code == "package_write_failed"
     monkeypatch.undo()
     assert store.state == INVESTIGATION
     assert [p.name for p in directory(store.package_path).iterdir()] == ["00000001-transition.json"]

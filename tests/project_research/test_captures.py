@@ -19,6 +19,7 @@ from tests.project_research.research_fakes import (
     FakeGit,
     make_config,
 )
+from viano_bug_analysis.errors import PackageFileError
 from viano_bug_analysis.project_research import (
     Capture,
     CaptureError,
@@ -222,9 +223,9 @@ def test_the_write_is_synced_and_linked(
         events.append("fsync")
         real_fsync(fd)
 
-    def link(src: Any, dst: Any) -> None:
+    def link(src: Any, dst: Any, **kwargs: Any) -> None:
         events.append("link")
-        real_link(src, dst)
+        real_link(src, dst, **kwargs)
 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "link", link)
@@ -256,9 +257,9 @@ def test_store_refuses_a_symlinked_evidence_directory(
     outside.mkdir()
     (package / "analysis").mkdir()
     (package / "analysis" / "evidence").symlink_to(outside)
-    with pytest.raises(CaptureError) as info:
+    with pytest.raises(PackageFileError) as info:
         CaptureStore(package).put(research.capture(ROWS_QUERY))
-    assert info.value.code == "capture_path_outside_package"
+    assert info.value.code == "package_path_outside"
     assert list(outside.iterdir()) == []
 
 

@@ -44,12 +44,12 @@ from viano_bug_analysis.case.package import (
     load_package,
     verify_attachment,
 )
-from viano_bug_analysis.durable import make_dirs, replace_atomically, write_once
+from viano_bug_analysis.durable import PackageFiles, create_package_root, relative
 from viano_bug_analysis.enrichment.engine import Enricher
 from viano_bug_analysis.enrichment.extract import MemberLines, Mention, extract_mentions
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
-from viano_bug_analysis.errors import CaseError, EnrichmentError
+from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
 
 REVISIONS_DIR = "revisions"
@@ -102,9 +102,10 @@ class CaseBuilder:
         self._origin = dict(research_origin or {})
         self._progress = progress or (lambda _text: None)
         self._hook = after_step or (lambda _point: None)
+        self._files = PackageFiles(self._root)
 
     def build(self) -> BuildResult:
-        make_dirs(self._root)
+        create_package_root(self._root)
         with package_lock(self._root, BUILD_LOCK, "build"):
             return self._build()
 
@@ -125,8 +126,12 @@ class CaseBuilder:
         self._place_attachments(attachments, revision)
         inputs = self._inputs_record(attachments)
         try:
-            write_once(rev_dir / "inputs.json", canonical_bytes(inputs))
-        except EnrichmentError as err:
+            self._files.write_once(
+                relative(self._root, rev_dir / "inputs.json"), canonical_bytes(inputs)
+            )
+        except PackageFileError as err:
+            if err.code != "record_conflict":
+                raise
             raise EnrichmentError(
                 "build_pending_differs",
                 "an unfinished build of this revision used other inputs; finish it with its "
@@ -146,7 +151,7 @@ class CaseBuilder:
             }
         case_bytes = canonical_bytes(case)
         case_rel = f"{REVISIONS_DIR}/r{revision:04d}/case.json"
-        write_once(self._root / case_rel, case_bytes)
+        self._files.write_once(case_rel, case_bytes)
         self._hook("case-written")
         self._write_manifest(revision, case_rel, sha256_hex(case_bytes), attachments)
         self._hook("manifest-written")
@@ -157,7 +162,7 @@ class CaseBuilder:
 
     def _stage_attachments(self, revision: int) -> list[dict[str, Any]]:
         staging = self._root / REVISIONS_DIR / f".staging-{secrets.token_hex(6)}"
-        make_dirs(staging)
+        self._files.make_dirs(relative(self._root, staging))
         staged = []
         try:
             for a_index, attachment in enumerate(self._spec["attachments"]):
@@ -202,7 +207,7 @@ class CaseBuilder:
                         item["path"] = f"{ATTACHMENTS_DIR}/{candidate}"
                         break
                     continue
-                write_once(target, item["file"].read_bytes())
+                self._files.write_once(relative(self._root, target), item["file"].read_bytes())
                 item["path"] = f"{ATTACHMENTS_DIR}/{candidate}"
                 break
             if item["path"] is None:
@@ -322,7 +327,7 @@ class CaseBuilder:
             "facts": run.facts,
         }
         data = _compact(index)
-        write_once(index_path, data)
+        self._files.write_once(index_rel, data)
         self._hook("index-written")
         return index_rel, sha256_hex(data), run.facts, run.queries, journal.asked
 
@@ -369,7 +374,7 @@ class CaseBuilder:
                 for item in attachments
             ],
         }
-        replace_atomically(self._root / MANIFEST_NAME, canonical_bytes(manifest))
+        self._files.replace(MANIFEST_NAME, canonical_bytes(manifest))
 
     def _read_manifest(self) -> dict[str, Any] | None:
         try:

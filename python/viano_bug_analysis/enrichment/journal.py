@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 import orjson
 
 from viano_bug_analysis.case.canonical import canonical_bytes
-from viano_bug_analysis.durable import write_once
+from viano_bug_analysis.durable import PackageFiles
 from viano_bug_analysis.errors import EnrichmentError
 from viano_bug_analysis.project_research import (
     Capture,
@@ -57,7 +57,8 @@ class StepJournal:
         *,
         hook: StepHook | None = None,
     ) -> None:
-        self._steps_dir = package_path / relative_dir / "steps"
+        self._files = PackageFiles(package_path)
+        self._steps_rel = PurePosixPath(relative_dir.as_posix(), "steps")
         self._captures = CaptureStore(package_path, relative_dir / "captures")
         self._research = research
         self._hook = hook or (lambda _point: None)
@@ -103,7 +104,7 @@ class StepJournal:
             "capture_sha256": capture.sha256 if capture else None,
             "refused_code": refused,
         }
-        write_once(self._step_path(step), canonical_bytes(record))
+        self._files.write_once(self._step_rel(step), canonical_bytes(record))
         self._records.append(record)
         self._hook(f"step-{step}-recorded")
         return StepOutcome(step, sha, capture, refused, replayed)
@@ -129,14 +130,14 @@ class StepJournal:
         capture = self._captures.get(record["capture_sha256"])
         return StepOutcome(step, sha, capture, None, True)
 
-    def _step_path(self, step: int) -> Path:
-        return self._steps_dir / f"{step:05d}.json"
+    def _step_rel(self, step: int) -> PurePosixPath:
+        return self._steps_rel / f"{step:05d}.json"
 
     def _load_records(self) -> list[dict[str, Any]]:
-        if not self._steps_dir.is_dir():
-            return []
         names = sorted(
-            p.name for p in self._steps_dir.iterdir() if p.suffix == ".json" and p.stem.isdigit()
+            name
+            for name in self._files.list(self._steps_rel) or ()
+            if name.endswith(".json") and name[:-5].isdigit()
         )
         records = []
         for expected, name in enumerate(names, start=1):
@@ -144,7 +145,7 @@ class StepJournal:
                 raise EnrichmentError(
                     "journal_corrupt", "the enrichment journal has a gap", {"step": expected}
                 )
-            data = (self._steps_dir / name).read_bytes()
+            data = self._files.read(self._steps_rel / name) or b""
             try:
                 record = orjson.loads(data)
             except orjson.JSONDecodeError:

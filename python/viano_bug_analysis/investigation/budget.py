@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from viano_bug_analysis.case.canonical import MAX_SAFE_INTEGER
-from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.errors import PackageFileError, VbaError
 from viano_bug_analysis.investigation.checkpoints import (
     AppendOnlyLog,
     format_time,
@@ -299,7 +299,7 @@ class BudgetManager:
         }
         try:
             self._log.append(seq, kind, document)
-        except BudgetError:
+        except (BudgetError, PackageFileError):
             # The entry may or may not be on disk: re-read so memory matches it.
             self._replay()
             raise

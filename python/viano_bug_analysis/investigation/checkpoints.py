@@ -31,16 +31,14 @@ journal (``budget.py``).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import secrets
 import stat
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any
 
@@ -51,8 +49,8 @@ from viano_bug_analysis.case.canonical import (
     parse_json,
 )
 from viano_bug_analysis.case.package import MANIFEST_NAME, load_package
-from viano_bug_analysis.durable import fsync_directory, write_synced
-from viano_bug_analysis.errors import CaseError, VbaError
+from viano_bug_analysis.durable import PackageFiles
+from viano_bug_analysis.errors import CaseError, PackageFileError, VbaError
 from viano_bug_analysis.schemas import schema_validator
 
 # -- append-only files -------------------------------------------------------------
@@ -212,50 +210,27 @@ class AppendOnlyLog:
             ) from None
 
     def _write_once(self, seq: int, kind: str, data: bytes) -> None:
-        directory = self._checked_directory(create=True)
-        assert directory is not None
-        target = directory / f"{seq:0{SEQ_DIGITS}d}-{kind}.json"
-        temporary = directory / f".{seq:0{SEQ_DIGITS}d}-{kind}.{secrets.token_hex(8)}.tmp"
-        try:
-            write_synced(temporary, data)
-            os.link(temporary, target)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                temporary.unlink()
-        fsync_directory(directory)
+        # The package's one durable writer: contained (no symlink is followed),
+        # and a refusal is package_write_failed naming the entry.
+        self._checked_directory(create=True)
+        rel = PurePosixPath(*self.relative_dir, f"{seq:0{SEQ_DIGITS}d}-{kind}.json")
+        if not PackageFiles(self.package_path).write_new(rel, data):
+            raise FileExistsError(rel.as_posix())
 
     def _checked_directory(self, *, create: bool) -> Path | None:
         if not self.package_path.is_dir():
             raise self._error(
                 f"{self._prefix}_package_missing", "the case package directory does not exist"
             )
-        current = self.package_path
-        for part in self.relative_dir:
-            current = current / part
-            if current.is_symlink():
-                # A symlinked analysis/ would put the log outside the package.
-                raise self._error(
-                    f"{self._prefix}_path_outside_package",
-                    "the log directory does not lie inside the package",
-                )
-            if current.is_dir():
-                continue
-            if not create:
-                return None
-            try:
-                current.mkdir()
-            except FileExistsError:
-                pass
-            except OSError as err:
-                raise self._error(
-                    f"{self._prefix}_write_failed",
-                    "the log directory could not be created",
-                    {"kind": type(err).__name__},
-                ) from None
-            fsync_directory(current.parent)
-        if not current.is_dir():
-            raise self.corrupt("the log path is not a directory")
-        return current
+        # Containment lives in PackageFiles (a symlinked analysis/ is
+        # package_path_outside); a file where the directory belongs is corruption.
+        files = PackageFiles(self.package_path)
+        rel = PurePosixPath(*self.relative_dir)
+        if create:
+            files.make_dirs(rel)
+        elif not files.is_dir(rel):
+            return None
+        return self.directory
 
 
 # -- checkpoints ---------------------------------------------------------------------
@@ -590,7 +565,7 @@ class CheckpointStore:
         checkpoint = _checkpoint_from(document, self._current(), self._log)
         try:
             self._log.append(seq, kind, document)
-        except CheckpointError:
+        except (CheckpointError, PackageFileError):
             # The entry may or may not be on disk (e.g. the directory fsync
             # failed after the link): re-read so memory matches the disk.
             self._history = self._replay()
@@ -829,24 +804,11 @@ def write_manifest_status(
     if not schema_validator(MANIFEST_SCHEMA).is_valid(manifest):
         raise _argument("the phase or status does not fit the manifest schema", "status")
     data = canonical_bytes(manifest)
-    target = package.path / MANIFEST_NAME
-    if target.read_bytes() == data:
+    files = PackageFiles(package.path)
+    if files.read(MANIFEST_NAME) == data:
         return False
-    temporary = package.path / f".{MANIFEST_NAME}.{secrets.token_hex(8)}.tmp"
-    try:
-        write_synced(temporary, data)
-        # The manifest is the one file that is updated in place: replace it whole.
-        os.replace(temporary, target)
-        fsync_directory(package.path)
-    except OSError as err:
-        raise CheckpointError(
-            "manifest_write_failed",
-            "manifest.json could not be rewritten",
-            {"kind": type(err).__name__},
-        ) from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
+    # The manifest is the one file that is updated in place: replace it whole.
+    files.replace(MANIFEST_NAME, data)
     return True
 
 

@@ -14,11 +14,14 @@ file name is the hash of the file. The same answer to the same query at the
 same commit or snapshot is the same capture: storing it again is not new
 evidence (``put`` returns ``is_new=False`` and writes nothing).
 
-Writes are append-only and atomic: the bytes go to a temporary file in the
-captures directory, are flushed and fsynced, then hard-linked to the final
-name (``os.link`` never replaces an existing file), and the directory is
-fsynced. A crash at any point leaves either no capture or the complete one;
-a leftover temporary file is ignored by ``get`` and ``list``.
+Writes are append-only and atomic, through the package's one durable writer
+(``durable.PackageFiles``): the bytes go to a temporary file in the captures
+directory, are fsynced, then hard-linked to the final name (a link never
+replaces an existing file), and the directory is fsynced. A crash at any
+point leaves either no capture or the complete one; a leftover temporary
+file is ignored by ``get`` and ``list``. No capture is written or read
+through a symbolic link (``package_path_outside``), and an OS refusal is
+``package_write_failed`` / ``package_read_failed`` naming the file.
 
 Tools never write a case: the store is used by the controller or the case
 builder around ``ProjectResearch.capture``, not by ``ProjectResearch.query``.
@@ -26,19 +29,17 @@ builder around ``ProjectResearch.capture``, not by ``ProjectResearch.query``.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import orjson
 
-from viano_bug_analysis.durable import fsync_directory, write_synced
+from viano_bug_analysis.durable import PackageFiles
 from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 
@@ -163,7 +164,8 @@ class CaptureStore:
         if subdirectory.is_absolute() or ".." in subdirectory.parts or not subdirectory.parts:
             raise CaptureError("capture_path_outside_package", "captures must lie in the package")
         self.package_path = Path(package_path)
-        self._relative = subdirectory
+        self._relative = PurePosixPath(subdirectory.as_posix())
+        self._files = PackageFiles(self.package_path)
         self.directory = self.package_path / subdirectory
 
     def path_of(self, sha256: str) -> Path:
@@ -178,69 +180,40 @@ class CaptureStore:
         left as it is.
         """
         Capture.from_bytes(capture.data, capture.sha256)  # never store unverified bytes
-        try:
-            return self._put(capture)
-        except OSError as err:
-            raise CaptureError(
-                "capture_write_failed",
-                "the capture could not be stored",
-                {"sha256": capture.sha256, "reason": type(err).__name__},
-            ) from err
-
-    def _put(self, capture: Capture) -> tuple[str, bool]:
-        directory = self._directory(create=True)
-        target = directory / f"{capture.sha256}.json"
-        if self._same_as_stored(target, capture):
+        self._require_package()
+        rel = self._relative / f"{capture.sha256}.json"
+        if self._same_as_stored(rel, capture):
             return capture.sha256, False
-        temporary = directory / f".{capture.sha256}.{secrets.token_hex(8)}.tmp"
-        try:
-            write_synced(temporary, capture.data)
-            try:
-                os.link(temporary, target)
-            except FileExistsError:
-                # Another writer stored it first: fine if it is the same capture.
-                if self._same_as_stored(target, capture):
-                    return capture.sha256, False
-                raise
-            fsync_directory(directory)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                temporary.unlink()
-        return capture.sha256, True
+        if self._files.write_new(rel, capture.data):
+            return capture.sha256, True
+        # Another writer stored it first: fine if it is the same capture.
+        self._same_as_stored(rel, capture)
+        return capture.sha256, False
 
     def get(self, sha256: str) -> Capture:
         """The stored capture ``sha256``, verified against its name and schema."""
-        path = self.path_of(sha256)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError as err:
+        _check_name(sha256)
+        self._require_package()
+        data = self._files.read(self._relative / f"{sha256}.json")
+        if data is None:
             raise CaptureError(
                 "capture_not_found", "no capture with this SHA-256", {"sha256": sha256}
-            ) from err
-        except OSError as err:
-            raise CaptureError(
-                "capture_unreadable",
-                "the stored capture cannot be read",
-                {"sha256": sha256, "reason": type(err).__name__},
-            ) from err
+            )
         return Capture.from_bytes(data, sha256)
 
     def list(self) -> list[Capture]:
         """Every stored capture, verified, ordered by SHA-256. Temporary files are ignored."""
-        directory = self._directory(create=False)
-        if not directory.is_dir():
-            return []
+        self._require_package()
         names = sorted(
-            entry.name[:-5]
-            for entry in directory.iterdir()
-            if entry.name.endswith(".json") and _NAME.fullmatch(entry.name[:-5])
+            name[:-5]
+            for name in self._files.list(self._relative) or ()
+            if name.endswith(".json") and _NAME.fullmatch(name[:-5])
         )
         return [self.get(name) for name in names]
 
-    def _same_as_stored(self, target: Path, capture: Capture) -> bool:
-        try:
-            stored = target.read_bytes()
-        except FileNotFoundError:
+    def _same_as_stored(self, rel: PurePosixPath, capture: Capture) -> bool:
+        stored = self._files.read(rel)
+        if stored is None:
             return False
         if stored != capture.data:
             raise CaptureError(
@@ -250,27 +223,9 @@ class CaptureStore:
             )
         return True
 
-    def _directory(self, *, create: bool) -> Path:
-        package = self.package_path
-        if not package.is_dir():
+    def _require_package(self) -> None:
+        if not self.package_path.is_dir():
             raise CaptureError("package_missing", "the case package directory does not exist")
-        current = package
-        for part in self._relative.parts:
-            current = current / part
-            if current.is_symlink():
-                # A symlinked analysis/ or evidence/ would write outside the package.
-                raise CaptureError(
-                    "capture_path_outside_package",
-                    "the captures directory does not lie inside the package",
-                )
-            if not create:
-                continue
-            try:
-                current.mkdir()
-            except FileExistsError:
-                continue
-            fsync_directory(current.parent)
-        return self.directory
 
 
 def _check_name(sha256: object) -> None:
