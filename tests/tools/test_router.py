@@ -140,7 +140,8 @@ def test_mixed_batch_has_provenance_and_validates(router, package) -> None:
         r["result"] for r in result["results"]
     )
     assert [(m["source_ref"], m["line"]) for m in found["matches"]] == [(src, 5)]
-    assert [s["matching_lines"] for s in found["sources"]] == [1, 0]
+    assert [(s["source_ref"], s["matching_lines"]) for s in found["sources"]] == [(src, 1)]
+    assert found["sources_searched"] == 2
     assert len(found["matches"][0]["sha256"]) == 64
     assert [m["line"] for m in symbol["matches"]] == [3]
     assert [line["line"] for line in context["lines"]] == [3, 4, 5]
