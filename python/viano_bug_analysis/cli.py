@@ -28,7 +28,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,6 @@ import orjson
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import ExitCode, help_epilog, report
 
-DIST_NAME = "viano-bug-analysis"
 MAX_REQUEST_FILE_BYTES = 32 * 1024 * 1024
 # Short names kept from the first release; every bundled name works too.
 SCHEMA_ALIASES = {"request": "investigation-request-v1", "result": "investigation-result-v1"}
@@ -45,8 +43,10 @@ FIRST_SCHEMA = "case-spec-v1"
 
 
 def version() -> str:
-    """The one version source: the installed distribution's metadata."""
-    return metadata.version(DIST_NAME)
+    """The package version (read from the distribution's metadata, the one source)."""
+    from viano_bug_analysis import __version__
+
+    return __version__
 
 
 def read_json_input(

@@ -1,31 +1,17 @@
 """The exit codes of every command line entry point, defined once.
 
 ``vba`` and the ``python -m viano_bug_analysis.<package>`` entry points all
-exit through this table, so a script can tell "fix your input" from "try
-again later" from "an operator must act" without parsing messages:
-
-====  ===========  ===========================================================
-code  name         meaning
-====  ===========  ===========================================================
-0     OK           done; the result is on stdout
-1     BUG          an unexpected failure (a bug): Python prints the traceback
-2     REJECTED     the input was refused (request, spec, configuration,
-                   profile, command line); the same input fails again
-3     UNAVAILABLE  a service is unavailable: ProjectResearch (database or
-                   git) or the LLM endpoint; the same command may succeed
-                   once the service is back, and resumes where it stopped
-4     BLOCKED      the investigation is blocked; an operator fixes the cause
-                   and runs ``vba resume``
-5     DAMAGED      the package or its stored state fails its integrity
-                   checks (hash or size mismatch, torn or garbled file)
-6     WRITE_FAILED the package cannot be written (read-only, disk full)
-7     BUSY         another process holds the package; try again later
-====  ===========  ===========================================================
+end through this module, so a script can tell "fix your input" (2) from "try
+again later" (3, 7) from "an operator must act" (4, 5, 6) without parsing
+messages. ``ExitCode`` and ``MEANINGS`` below are the table; ``--help``
+prints it (``help_epilog``) and docs/errors.md repeats it, checked by
+tests/cli/test_exit_codes.py.
 
 Every typed error (``VbaError``) that reaches a command's top level is
-mapped by its stable ``code`` (``exit_code_for``); a code that is not listed
-under 3, 5, 6 or 7 is a rejected input. docs/errors.md holds the same table
-and tests/cli/test_exit_codes.py checks that the two agree.
+mapped by its stable ``code`` (``exit_code_for``): first ``BY_CODE``, then
+the suffixes in ``BY_SUFFIX``; any other code is a rejected input (2). An
+exception that is not a ``VbaError`` is a bug: it is not caught, and Python
+exits 1 with its traceback.
 """
 
 from __future__ import annotations
@@ -81,32 +67,40 @@ LLM_SERVICE_CODES = frozenset(
 BY_CODE: dict[str, ExitCode] = {
     "research_unavailable": ExitCode.UNAVAILABLE,
     **{code: ExitCode.UNAVAILABLE for code in LLM_SERVICE_CODES},
+    # Stored bytes no longer match what the package records for them.
     "attachment_missing": ExitCode.DAMAGED,
     "attachment_mismatch": ExitCode.DAMAGED,
     "member_mismatch": ExitCode.DAMAGED,
     "case_stale": ExitCode.DAMAGED,
     "case_identity_mismatch": ExitCode.DAMAGED,
     "source_integrity_mismatch": ExitCode.DAMAGED,
-    "capture_corrupt": ExitCode.DAMAGED,
-    "evidence_corrupt": ExitCode.DAMAGED,
-    "journal_corrupt": ExitCode.DAMAGED,
-    "call_record_corrupt": ExitCode.DAMAGED,
-    "store_corrupt": ExitCode.DAMAGED,
-    "package_corrupt": ExitCode.DAMAGED,
-    "checkpoint_corrupt": ExitCode.DAMAGED,
-    "budget_corrupt": ExitCode.DAMAGED,
+    # An append-only record exists with other content than the same inputs give.
     "record_conflict": ExitCode.DAMAGED,
-    "package_write_failed": ExitCode.WRITE_FAILED,
-    "manifest_write_failed": ExitCode.WRITE_FAILED,
-    "capture_write_failed": ExitCode.WRITE_FAILED,
-    "call_record_write_failed": ExitCode.WRITE_FAILED,
+    "capture_conflict": ExitCode.DAMAGED,
+    "budget_key_conflict": ExitCode.DAMAGED,
+    "budget_settlement_conflict": ExitCode.DAMAGED,
+    # Another process holds the package or wrote the same log entry first.
     "package_busy": ExitCode.BUSY,
+    "checkpoint_log_conflict": ExitCode.BUSY,
+    "budget_journal_conflict": ExitCode.BUSY,
+}
+
+# Every store names its corruption and write failures by these suffixes (some
+# build the code from a prefix), so a new store is mapped without an entry here.
+BY_SUFFIX: dict[str, ExitCode] = {
+    "_corrupt": ExitCode.DAMAGED,
+    "_write_failed": ExitCode.WRITE_FAILED,
 }
 
 
 def exit_code_for(error: VbaError) -> ExitCode:
     """The exit code a command ends with when ``error`` reaches its top level."""
-    return BY_CODE.get(error.code, ExitCode.REJECTED)
+    if error.code in BY_CODE:
+        return BY_CODE[error.code]
+    for suffix, code in BY_SUFFIX.items():
+        if error.code.endswith(suffix):
+            return code
+    return ExitCode.REJECTED
 
 
 def report(error: VbaError, stream: IO[str] | None = None) -> ExitCode:
@@ -132,6 +126,7 @@ def help_epilog() -> str:
 
 __all__ = [
     "BY_CODE",
+    "BY_SUFFIX",
     "LLM_SERVICE_CODES",
     "MEANINGS",
     "ExitCode",

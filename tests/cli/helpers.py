@@ -29,10 +29,12 @@ def vba(
 
 
 def error_of(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    """The one JSON error line on stderr (and no traceback)."""
+    """The one JSON error line on stderr (after any progress lines), and no traceback."""
     assert "Traceback" not in done.stderr, done.stderr
-    line: dict[str, Any] = json.loads(done.stderr.splitlines()[0])
-    return line
+    lines = [line for line in done.stderr.splitlines() if line.startswith('{"error"')]
+    assert len(lines) == 1, done.stderr
+    error: dict[str, Any] = json.loads(lines[0])
+    return error
 
 
 def sample_package(tmp_path: Path) -> Path:
