@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from viano_bug_analysis.errors import PackageFileError
 from viano_bug_analysis.investigation.recovery import (
     CALLS_DIR,
     CallRecordError,
@@ -22,7 +23,6 @@ from viano_bug_analysis.investigation.recovery.errors import (
     RECORD_CORRUPT,
     RECORD_INVALID,
     RECORD_NOT_FOUND,
-    RECORD_PATH_OUTSIDE_PACKAGE,
 )
 from viano_bug_analysis.schemas import load_schema
 
@@ -232,7 +232,7 @@ def test_the_package_must_exist_and_the_directory_lie_inside(tmp_path: Path) -> 
     package = tmp_path / "package"
     package.mkdir()
     os.symlink(outside, package / "analysis")
-    with pytest.raises(CallRecordError) as raised:
+    with pytest.raises(PackageFileError) as raised:  # the one durable writer's check
         CallRecordStore(package).append(fields())
-    assert raised.value.code == RECORD_PATH_OUTSIDE_PACKAGE
+    assert raised.value.code == "package_path_outside"
     assert list(outside.iterdir()) == []

@@ -29,19 +29,17 @@ import hashlib
 import json
 import os
 import re
-import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from viano_bug_analysis.durable import fsync_directory, write_synced
+from viano_bug_analysis.durable import PackageFiles
 from viano_bug_analysis.investigation.recovery.errors import (
     PACKAGE_MISSING,
     RECORD_CORRUPT,
     RECORD_INVALID,
     RECORD_NOT_FOUND,
-    RECORD_PATH_OUTSIDE_PACKAGE,
     RECORD_WRITE_FAILED,
     CallRecordError,
 )
@@ -111,7 +109,7 @@ class CallRecordStore:
                 data = _encode(document)
                 _check_schema(document, RECORD_INVALID)
                 digest = sha256_hex(data)
-                _write_new(directory, f"{seq:08d}-{digest}.json", data)
+                _write_new(self.package_path, f"{seq:08d}-{digest}.json", data)
         except OSError as err:
             raise CallRecordError(
                 RECORD_WRITE_FAILED,
@@ -186,21 +184,13 @@ class CallRecordStore:
     def _directory(self, *, create: bool) -> Path:
         if not self.package_path.is_dir():
             raise CallRecordError(PACKAGE_MISSING, "the case package directory does not exist")
-        current = self.package_path
-        for part in CALLS_DIR.parts:
-            current = current / part
-            if current.is_symlink():
-                # A symlinked analysis/ or llm/ would write outside the package.
-                raise CallRecordError(
-                    RECORD_PATH_OUTSIDE_PACKAGE,
-                    "the call records directory does not lie inside the package",
-                )
-            if create:
-                try:
-                    current.mkdir()
-                except FileExistsError:
-                    continue
-                fsync_directory(current.parent)
+        # Containment lives in the one durable writer: a symlinked analysis/ or
+        # llm/ is package_path_outside there, for every store alike.
+        files = PackageFiles(self.package_path)
+        if create:
+            files.make_dirs(CALLS_DIR.as_posix())
+        else:
+            files.is_dir(CALLS_DIR.as_posix())
         return self.directory
 
 
@@ -255,7 +245,10 @@ def _check_repair_source(record: StoredCallRecord, records: list[StoredCallRecor
 @contextlib.contextmanager
 def _locked(directory: Path) -> Iterator[None]:
     fd = os.open(
-        directory / _LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644
+        directory / _LOCK_NAME,
+        # Never through a symlinked lock file: that would create a file outside.
+        os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+        0o644,
     )
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -264,15 +257,9 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _write_new(directory: Path, name: str, data: bytes) -> None:
-    temporary = directory / f".{name}.{secrets.token_hex(8)}.tmp"
-    try:
-        write_synced(temporary, data)
-        os.link(temporary, directory / name)  # never replaces an existing file
-        fsync_directory(directory)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
+def _write_new(package_path: Path, name: str, data: bytes) -> None:
+    if not PackageFiles(package_path).write_new(f"{CALLS_DIR.as_posix()}/{name}", data):
+        raise FileExistsError(name)  # never replaces an existing record
 
 
 __all__ = [
