@@ -1,7 +1,7 @@
 """`vba`: the command line face of VianoBugAnalysis.
 
     vba --version                               the installed package version
-    vba query PACKAGE REQUEST.json [--pretty] [--profile P]
+    vba query PACKAGE REQUEST.json [--pretty] [--profile P] [--limits FILE]
                                                 answer one investigation batch
     vba schema [NAME]                           list the bundled JSON Schemas / print one
     vba case create SPEC.json OUT_DIR [--json]  build a case package from a spec
@@ -100,8 +100,10 @@ def _line_column(text: Any, offset: int, newline: Any) -> dict[str, int]:
 
 def _cmd_query(args: argparse.Namespace) -> int:
     from viano_bug_analysis.profiles import load_profile
+    from viano_bug_analysis.tools.limits import load_limits
 
-    router = load_profile(args.profile).router()
+    limits = load_limits(args.limits) if args.limits is not None else None
+    router = load_profile(args.profile).router(limits=limits)
     request = read_json_input(args.request, kind="request", max_bytes=MAX_REQUEST_FILE_BYTES)
     result = router.query(args.package, request)
     sys.stdout.buffer.write(_result_bytes(result, pretty=args.pretty) + b"\n")
@@ -237,6 +239,12 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("package", type=Path, help="case package directory")
     query.add_argument("request", type=Path, help="request JSON file")
     query.add_argument("--pretty", action="store_true", help="indent the result JSON")
+    query.add_argument(
+        "--limits",
+        type=Path,
+        metavar="FILE",
+        help="JSON or TOML file of ToolLimits to raise or lower (schema tool-limits-v1)",
+    )
     _add_profile(query)
     query.set_defaults(run=_cmd_query)
 

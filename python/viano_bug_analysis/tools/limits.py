@@ -4,11 +4,22 @@ These are defaults for safe operation, not caps of the v1 formats: an
 operator may raise or lower them. Every limit rejects the batch when passed
 (nothing is silently dropped), except the per-line character limit, which
 cuts the returned line and marks it ``text_truncated``.
+
+``load_limits`` reads them from a JSON or TOML file (``vba query --limits
+FILE``), checked against the bundled ``tool-limits-v1`` schema; every
+problem is a ``ToolError`` with code ``limits_invalid``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+import os
+import stat
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from viano_bug_analysis.tools.errors import ToolError
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -42,3 +53,70 @@ class ToolLimits:
             value = getattr(self, field.name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ToolLimits.{field.name} must be a positive integer")
+
+
+LIMITS_SCHEMA = "tool-limits-v1"
+MAX_LIMITS_FILE_BYTES = 64 * KIB
+
+
+def load_limits(path: str | os.PathLike[str]) -> ToolLimits:
+    """The limits of a JSON (or, for a ``.toml`` name, TOML) file; defaults for the rest.
+
+    Raises ``ToolError("limits_invalid")`` whose details say why: ``reason``
+    (``unreadable``, ``not_a_regular_file``, ``too_large``, a ``jsonio``
+    failure code, ``toml_syntax``) or, for a schema violation, ``path``,
+    ``rule``, ``property`` and ``allowed`` from the one schema-error mapper.
+    Never any part of the file.
+    """
+    from viano_bug_analysis.jsonio import JsonDecodeError, strict_loads
+    from viano_bug_analysis.schema_errors import describe_first, disagreement
+    from viano_bug_analysis.schemas import fast_validator, schema_validator
+
+    data = _read_limits_file(Path(path))
+    document: Any
+    if Path(path).suffix.lower() == ".toml":
+        try:
+            document = tomllib.loads(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise _invalid("the limits file is not UTF-8", reason="not_utf8") from None
+        except tomllib.TOMLDecodeError:
+            raise _invalid("the limits file is not valid TOML", reason="toml_syntax") from None
+    else:
+        try:
+            document = strict_loads(data)
+        except JsonDecodeError as err:
+            reason = err.details["reason"]
+            raise _invalid(
+                f"the limits file is not strict JSON: {reason.replace('_', ' ')}",
+                reason=reason,
+                offset=err.details["offset"],
+            ) from None
+    if not fast_validator(LIMITS_SCHEMA).is_valid(document):
+        found = describe_first(schema_validator(LIMITS_SCHEMA), document) or disagreement()
+        raise ToolError("limits_invalid", f"limits file: {found.message}", found.details())
+    return replace(ToolLimits(), **document)
+
+
+def _read_limits_file(path: Path) -> bytes:
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except IsADirectoryError:
+        raise _invalid("the limits file is not a regular file", "not_a_regular_file") from None
+    except OSError:
+        raise _invalid("the limits file cannot be read", reason="unreadable") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _invalid("the limits file is not a regular file", "not_a_regular_file")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(MAX_LIMITS_FILE_BYTES + 1)
+        except OSError:
+            raise _invalid("the limits file cannot be read", reason="unreadable") from None
+    if len(data) > MAX_LIMITS_FILE_BYTES:
+        raise _invalid("the limits file is larger than 64 KiB", reason="too_large")
+    return data
+
+
+def _invalid(message: str, reason: str, **details: Any) -> ToolError:
+    return ToolError("limits_invalid", message, {"reason": reason, **details})
