@@ -24,6 +24,7 @@ from viano_bug_analysis.investigation.recovery.errors import (
     RECORD_INVALID,
     RECORD_NOT_FOUND,
 )
+from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.schemas import load_schema
 
 SECRET = "raw-model-text-8c1d"
@@ -61,15 +62,15 @@ def fields(text: str = "{}", **changes: Any) -> dict[str, Any]:
 def test_records_are_numbered_and_named_by_their_hash(tmp_path: Path) -> None:
     store = CallRecordStore(tmp_path)
     first = store.append(fields("one"))
-    second = store.append(fields("two ä \ud800"))  # non-ASCII and a lone surrogate survive
+    second = store.append(fields("two ä \U0001f600"))  # non-ASCII survives, as UTF-8
     assert (first.seq, second.seq) == (1, 2)
     for record in (first, second):
         path = tmp_path / CALLS_DIR / f"{record.seq:08d}-{record.sha256}.json"
         data = path.read_bytes()
         assert hashlib.sha256(data).hexdigest() == record.sha256
-        assert data == canonical_json(record.document)
-        assert data.isascii()
-    assert second.document["response"]["text"] == "two ä \ud800"
+        assert data == canonical_json(record.document) == canonical_bytes(record.document)
+    assert "two ä \U0001f600".encode() in data
+    assert second.document["response"]["text"] == "two ä \U0001f600"
     assert [r.document for r in CallRecordStore(tmp_path).list()] == [
         first.document,
         second.document,
@@ -202,7 +203,7 @@ def test_temporary_leftovers_are_ignored(tmp_path: Path) -> None:
     store.append(fields())
     (store.directory / ".00000002-abc.json.1234.tmp").write_bytes(b"partial")
     assert len(store.list()) == 1
-    assert store.append(fields()).seq == 2
+    assert store.append(fields("another reply")).seq == 2
 
 
 def test_concurrent_writers_never_share_a_number(tmp_path: Path) -> None:
@@ -236,3 +237,101 @@ def test_the_package_must_exist_and_the_directory_lie_inside(tmp_path: Path) -> 
         CallRecordStore(package).append(fields())
     assert raised.value.code == "package_path_outside"
     assert list(outside.iterdir()) == []
+
+
+# --- keyed, idempotent records (a rerun after a kill appends nothing) -----------------
+
+
+def test_the_same_fields_give_the_same_record_and_write_nothing(tmp_path: Path) -> None:
+    store = CallRecordStore(tmp_path)
+    first = store.append(fields("one"))
+    second = store.append(fields("two"))
+    names = sorted(p.name for p in store.directory.iterdir())
+    # A rerun of either decision, in a new process, finds what it stored.
+    assert CallRecordStore(tmp_path).append(fields("one")) == first
+    assert CallRecordStore(tmp_path).append(fields("two")) == second
+    assert sorted(p.name for p in store.directory.iterdir()) == names
+    assert [r.seq for r in store.list()] == [1, 2]
+
+
+def test_a_call_key_keeps_identical_replies_of_two_calls_apart(tmp_path: Path) -> None:
+    store = CallRecordStore(tmp_path)
+    first = store.append(fields("same", call_key="H1:1:1"))
+    second = store.append(fields("same", call_key="H1:1:2"))
+    assert (first.seq, second.seq) == (1, 2)
+    assert store.append(fields("same", call_key="H1:1:2")) == second
+    with pytest.raises(CallRecordError) as raised:
+        store.append(fields("same", call_key="not a key!"))
+    assert raised.value.code == RECORD_INVALID
+
+
+# --- strict reading: torn and garbled files are typed and named -----------------------
+
+
+def _three(tmp_path: Path) -> CallRecordStore:
+    store = CallRecordStore(tmp_path)
+    for text in ("one", "two", "three"):
+        store.append(fields(SECRET + text))
+    return store
+
+
+def _second(store: CallRecordStore) -> Path:
+    [path] = sorted(store.directory.glob("00000002-*.json"))
+    return path
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),  # torn
+        lambda p: p.write_bytes(b""),  # torn to nothing
+        lambda p: p.write_bytes(p.read_bytes().replace(b'"seq":2', b'"seq":9')),  # garbled
+        lambda p: p.write_bytes(b"\xff\xfe" + p.read_bytes()),  # not UTF-8
+    ],
+    ids=["half", "empty", "garbled", "binary"],
+)
+def test_a_torn_or_garbled_record_names_its_file(tmp_path: Path, damage: Any) -> None:
+    store = _three(tmp_path)
+    path = _second(store)
+    damage(path)
+    relative = path.relative_to(tmp_path).as_posix()
+    for attempt in (store.list, store.verify, lambda: CallRecordStore(tmp_path)):
+        with pytest.raises(CallRecordError) as raised:
+            attempt()
+        assert raised.value.code == RECORD_CORRUPT
+        assert raised.value.details["path"] == relative
+        assert SECRET not in str(raised.value) + repr(raised.value.details)
+
+
+@pytest.mark.parametrize(
+    "name", ["00000004-abc.json", "00000004.json", "notes.txt", "00000002-" + "0" * 64 + ".json~"]
+)
+def test_a_foreign_file_among_the_records_is_corruption(tmp_path: Path, name: str) -> None:
+    store = _three(tmp_path)
+    (store.directory / name).write_bytes(b"{}")
+    with pytest.raises(CallRecordError) as raised:
+        CallRecordStore(tmp_path)
+    assert raised.value.code == RECORD_CORRUPT
+    assert raised.value.details["path"] == f"analysis/llm/calls/{name}"
+
+
+def test_a_damaged_audit_is_never_appended_to(tmp_path: Path) -> None:
+    store = _three(tmp_path)
+    _second(store).write_bytes(b"{")
+    with pytest.raises(CallRecordError) as raised:
+        store.append(fields("four"))
+    assert raised.value.code == RECORD_CORRUPT
+    assert len(list(store.directory.glob("0000000*.json"))) == 3
+
+
+def test_records_written_with_the_earlier_ascii_encoding_are_still_read(tmp_path: Path) -> None:
+    document = {"format": "viano-llm-call-record", "format_version": 1, "seq": 1}
+    document.update(fields("ä"))
+    data = json.dumps(document, sort_keys=True, separators=(",", ":")).encode("ascii")
+    store = CallRecordStore(tmp_path)
+    write_raw(store, 1, data)
+    [record] = CallRecordStore(tmp_path).list()
+    assert record.document == document
+    assert record.sha256 == hashlib.sha256(data).hexdigest()
+    # Finding it again by content needs no rewrite either.
+    assert store.append(fields("ä")) == record

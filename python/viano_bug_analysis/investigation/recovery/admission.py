@@ -26,7 +26,6 @@ code, a JSON Pointer, a schema excerpt and a fixed hint text.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -46,6 +45,7 @@ from viano_bug_analysis.investigation.recovery.repair import (
     to_pointer,
     value_at,
 )
+from viano_bug_analysis.jsonio import JsonEncodeError, canonical_bytes
 from viano_bug_analysis.schemas import load_schema
 
 OPERATOR_HINT: Final = "allowed operators: eq, ne, lt, le, gt, ge, contains, in"
@@ -117,8 +117,9 @@ def admit_repair(
     if not isinstance(response, dict):
         return Admission(False, SCALAR_TARGET)
     try:
-        size = len(json.dumps(response, ensure_ascii=False).encode("utf-8"))
-    except (UnicodeEncodeError, ValueError):
+        # The size of exactly what a repair prompt would copy.
+        size = len(canonical_bytes(response))
+    except JsonEncodeError:
         return Admission(False, NOT_STRUCTURAL)
     if size > MAX_INPUT_BYTES:
         return Admission(False, INPUT_TOO_LARGE)

@@ -4,9 +4,17 @@ Every provider call of an investigation — regular calls and repair calls —
 leaves one record (``llm-call-record-v1``) in
 ``analysis/llm/calls/<seq>-<sha256>.json``: ``seq`` counts the calls from 1
 without gaps (8 digits), ``sha256`` is the SHA-256 of exactly the stored
-bytes. Those bytes are canonical JSON (:func:`canonical_json`), so the same
-record always has the same name and hash, and a repair record can name its
-source record by ``source_seq`` and ``source_sha256``.
+bytes. Those bytes are the package's canonical JSON
+(:func:`viano_bug_analysis.jsonio.canonical_bytes`), so the same record
+always has the same name and hash, and a repair record can name its source
+record by ``source_seq`` and ``source_sha256``.
+
+Records are keyed by their content: appending a record whose fields equal
+those of a stored record returns the stored one and writes nothing. A
+process killed after storing a record but before acting on it therefore
+finds, when it reruns the same decision, the record it already wrote — the
+same reply gives the same record, never a second one. Two distinct calls are
+told apart by ``call_key`` (see :class:`~.flow.RecoveryContext`).
 
 Writes never overwrite: the bytes go to a temporary file, are fsynced, then
 hard-linked to the final name (``os.link`` fails instead of replacing) and
@@ -16,20 +24,25 @@ leaves either no record or the complete one; leftover temporary files are
 ignored.
 
 Reading is strict: a record whose bytes are not canonical, do not hash to
-their name, break the schema, or whose sequence has a gap or a repeat is
-``call_record_corrupt``. Records are the one place raw response text is
-kept; errors from here never quote it.
+their name, break the schema, or whose sequence has a gap or a repeat, and
+any other file in the directory (except the lock and temporary leftovers)
+is ``call_record_corrupt``, with ``details["path"]`` naming the file
+relative to the package. :meth:`CallRecordStore.verify` checks all of it;
+opening a store with records and every :meth:`~CallRecordStore.append` run
+it, so a damaged audit stops an investigation before its next paid call.
+Records written before the canonical encoding became UTF-8 (non-ASCII
+escaped as ``\\u00e4``) are still read. Records are the one place raw
+response text is kept; errors from here never quote it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -43,7 +56,14 @@ from viano_bug_analysis.investigation.recovery.errors import (
     RECORD_WRITE_FAILED,
     CallRecordError,
 )
-from viano_bug_analysis.investigation.recovery.strict_json import JsonFailure, parse_strict
+from viano_bug_analysis.jsonio import (
+    MAX_DEPTH,
+    JsonEncodeError,
+    JsonFailure,
+    canonical_bytes,
+    sha256_hex,
+    strict_parse,
+)
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 
 RECORD_SCHEMA: Final = "llm-call-record-v1"
@@ -52,28 +72,45 @@ CALLS_DIR: Final = Path("analysis", "llm", "calls")
 _NAME: Final = re.compile(r"(\d{8})-([0-9a-f]{64})\.json")
 _LOCK_NAME: Final = ".lock"
 _MAX_SEQ: Final = 99_999_999
+# A record nests a response (at most MAX_DEPTH levels, as parsed) a few levels
+# down (outcome.rejected_repair.patch.replacement is the deepest), so a record
+# of any parsed response stays readable.
+_RECORD_DEPTH: Final = MAX_DEPTH + 8
 
 
 def canonical_json(value: Any) -> bytes:
-    """The one byte form that is hashed and stored: keys sorted, no whitespace, ASCII.
+    """The byte form that is hashed and stored: :func:`~viano_bug_analysis.jsonio.canonical_bytes`.
 
-    Non-ASCII characters are escaped (``\\u00e4``) so that every string —
-    even one with a lone surrogate, which strict JSON may carry — has exactly
-    one encoding. Raises ``ValueError`` for values JSON cannot hold.
+    Raises :class:`~viano_bug_analysis.jsonio.JsonEncodeError` for values
+    JSON cannot hold (``NaN``, lone surrogates, other types).
     """
-    text = json.dumps(
+    return canonical_bytes(value)
+
+
+def _legacy_json(value: Any) -> bytes:
+    """The byte form of records written before: the same, with non-ASCII escaped."""
+    return json.dumps(
         value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-    )
-    return text.encode("ascii")
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    ).encode("ascii")
 
 
 def text_bytes(text: str) -> bytes:
-    """The UTF-8 bytes of a response text; a lone surrogate is kept, not dropped."""
+    """The UTF-8 bytes of a response text that are hashed and measured.
+
+    A lone surrogate (which no provider reply can carry, but a direct caller
+    may pass) is encoded as is rather than dropped, so two different texts
+    never share a hash.
+    """
     return text.encode("utf-8", "surrogatepass")
+
+
+def storable_text(text: str) -> bool:
+    """Whether a text can be kept in a record (it is valid Unicode: no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,28 +123,50 @@ class StoredCallRecord:
 
 
 class CallRecordStore:
-    """The LLM call records of one case package directory."""
+    """The LLM call records of one case package directory.
+
+    Opening a store whose records directory exists verifies it
+    (:meth:`verify`), so a torn or garbled record is reported before the
+    caller pays for another model call.
+    """
 
     def __init__(self, package_path: str | os.PathLike[str]) -> None:
         self.package_path = Path(package_path)
         self.directory = self.package_path / CALLS_DIR
+        if self.directory.is_dir():
+            self.verify()
+
+    def verify(self) -> None:
+        """Reads and checks every record and the directory; raises ``call_record_corrupt``."""
+        self.list()
 
     def append(self, fields: Mapping[str, Any]) -> StoredCallRecord:
-        """Stores a new record with the next ``seq``; returns it as stored.
+        """Stores a record with the next ``seq``, or finds the one already stored.
 
         ``fields`` is the record without ``format``, ``format_version`` and
         ``seq``, which the store sets. The whole record must satisfy
-        ``llm-call-record-v1``.
+        ``llm-call-record-v1``. When a stored record has exactly these
+        fields, that record is returned and nothing is written (a rerun of
+        the same decision). The existing records are verified first: a
+        damaged audit is never appended to.
         """
         if {"format", "format_version", "seq"} & set(fields):
             raise CallRecordError(RECORD_INVALID, "format and seq are set by the store")
+        # Checked before the lock is taken, so that a bad record costs no I/O.
+        probe = {"format": RECORD_FORMAT, "format_version": 1, "seq": 1, **fields}
+        _encode(probe)
+        _check_schema(probe, RECORD_INVALID)
         directory = self._directory(create=True)
         try:
             with _locked(directory):
-                seq = self._next_seq(directory)
+                records = self.list()
+                wanted = _encode(dict(fields))
+                for record in records:
+                    if _encode(_fields_of(record.document)) == wanted:
+                        return record
+                seq = self._next_seq(records)
                 document = {"format": RECORD_FORMAT, "format_version": 1, "seq": seq, **fields}
                 data = _encode(document)
-                _check_schema(document, RECORD_INVALID)
                 digest = sha256_hex(data)
                 _write_new(self.package_path, f"{seq:08d}-{digest}.json", data)
         except OSError as err:
@@ -116,7 +175,7 @@ class CallRecordStore:
                 "the call record could not be stored",
                 {"reason": type(err).__name__},
             ) from None
-        return StoredCallRecord(seq, digest, _decode(data, digest))
+        return StoredCallRecord(seq, digest, _decode(data, digest, self._relative(directory)))
 
     def list(self) -> list[StoredCallRecord]:
         """Every record in ``seq`` order, each verified; the sequence must be 1..n."""
@@ -126,9 +185,9 @@ class CallRecordStore:
                 raise CallRecordError(
                     RECORD_CORRUPT,
                     "the call records have a gap or a repeated sequence number",
-                    {"seq": expected},
+                    {"seq": expected, "path": self._relative(self.directory)},
                 )
-            _check_repair_source(record, records)
+            _check_repair_source(record, records, self._relative(self.directory))
         return records
 
     def get(self, seq: int) -> StoredCallRecord:
@@ -145,38 +204,44 @@ class CallRecordStore:
         directory = self._directory(create=False)
         if not directory.is_dir():
             return iter(())
-        matches = sorted(
-            (match.group(1), match.group(2), entry)
-            for entry in directory.iterdir()
-            if (match := _NAME.fullmatch(entry.name))
-        )
-        return iter(matches)
+        matches = []
+        for entry in directory.iterdir():
+            match = _NAME.fullmatch(entry.name)
+            if match is not None and not entry.is_symlink() and entry.is_file():
+                matches.append((match.group(1), match.group(2), entry))
+            elif not _is_own_leftover(entry.name):
+                # A record with a damaged name, or something else altogether:
+                # either way the audit is no longer what the store wrote.
+                raise CallRecordError(
+                    RECORD_CORRUPT,
+                    "the call records directory holds a file that is not a call record",
+                    {"path": self._relative(entry)},
+                )
+        return iter(sorted(matches))
 
     def _read(self, path: Path, seq: int, digest: str) -> StoredCallRecord:
+        relative = self._relative(path)
+        where = {"seq": seq, "path": relative}
         try:
             data = path.read_bytes()
         except OSError:
-            raise CallRecordError(
-                RECORD_CORRUPT, "a call record cannot be read", {"seq": seq}
-            ) from None
+            raise CallRecordError(RECORD_CORRUPT, "a call record cannot be read", where) from None
         if sha256_hex(data) != digest:
-            raise CallRecordError(
-                RECORD_CORRUPT, "a call record does not match its SHA-256", {"seq": seq}
-            )
-        document = _decode(data, digest)
+            raise CallRecordError(RECORD_CORRUPT, "a call record does not match its SHA-256", where)
+        document = _decode(data, digest, relative)
         if document.get("seq") != seq:
             raise CallRecordError(
-                RECORD_CORRUPT, "a call record's seq differs from its name", {"seq": seq}
+                RECORD_CORRUPT, "a call record's seq differs from its name", where
             )
         return StoredCallRecord(seq, digest, document)
 
-    def _next_seq(self, directory: Path) -> int:
-        # Under the lock; the file names alone decide, so a crash between
-        # writing and linking costs nothing.
-        numbers = [
-            int(match.group(1)) for e in directory.iterdir() if (match := _NAME.fullmatch(e.name))
-        ]
-        seq = max(numbers, default=0) + 1
+    def _relative(self, path: Path) -> str:
+        return path.relative_to(self.package_path).as_posix()
+
+    def _next_seq(self, records: Sequence[StoredCallRecord]) -> int:
+        # Under the lock, from the verified records (numbered 1..n), so a
+        # crash between writing and linking costs nothing.
+        seq = len(records) + 1
         if seq > _MAX_SEQ:
             raise CallRecordError(RECORD_INVALID, "too many call records", {"limit": _MAX_SEQ})
         return seq
@@ -194,40 +259,61 @@ class CallRecordStore:
         return self.directory
 
 
+def _is_own_leftover(name: str) -> bool:
+    """The lock file and temporary files of an interrupted write (``.<name>.<hex>.tmp``)."""
+    return name == _LOCK_NAME or (name.startswith(".") and name.endswith(".tmp"))
+
+
+def _fields_of(document: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in document.items() if k not in ("format", "format_version", "seq")}
+
+
 def _encode(document: Mapping[str, Any]) -> bytes:
     try:
         return canonical_json(document)
-    except (TypeError, ValueError, RecursionError):
-        raise CallRecordError(RECORD_INVALID, "the call record is not a JSON document") from None
+    except JsonEncodeError as error:
+        raise CallRecordError(
+            RECORD_INVALID,
+            "the call record is not a JSON document",
+            {"reason": error.code},
+        ) from None
 
 
-def _decode(data: bytes, digest: str) -> dict[str, Any]:
+def _decode(data: bytes, digest: str, path: str) -> dict[str, Any]:
     """Parses stored bytes back, strictly, and insists they are canonical and valid."""
-    try:
-        parsed = parse_strict(data.decode("ascii"))
-    except UnicodeDecodeError:
-        parsed = JsonFailure("syntax_error", 0)
+    parsed = strict_parse(data, max_depth=_RECORD_DEPTH)
     if isinstance(parsed, JsonFailure) or not isinstance(parsed.value, dict):
         raise CallRecordError(
-            RECORD_CORRUPT, "a call record is not a JSON object", {"sha256": digest}
+            RECORD_CORRUPT, "a call record is not a JSON object", {"sha256": digest, "path": path}
         )
     document = parsed.value
-    if canonical_json(document) != data:
-        raise CallRecordError(RECORD_CORRUPT, "a call record is not canonical", {"sha256": digest})
-    _check_schema(document, RECORD_CORRUPT)
+    if data not in (canonical_json(document), _legacy_json(document)):
+        raise CallRecordError(
+            RECORD_CORRUPT, "a call record is not canonical", {"sha256": digest, "path": path}
+        )
+    _check_schema(document, RECORD_CORRUPT, path)
     return document
 
 
-def _check_schema(document: Mapping[str, Any], code: str) -> None:
+def _check_schema(document: Mapping[str, Any], code: str, file: str | None = None) -> None:
+    """Raises ``code`` unless the record satisfies the schema.
+
+    ``details["path"]`` is the JSON Pointer of the failing place for a record
+    about to be written, and the file (relative to the package) for a stored
+    one, whose pointer is then ``details["pointer"]``.
+    """
     if fast_validator(RECORD_SCHEMA).is_valid(document):
         return
     error = next(iter(schema_validator(RECORD_SCHEMA).iter_errors(document)), None)
-    path = "".join(f"/{part}" for part in error.absolute_path) if error else ""
+    pointer = "".join(f"/{part}" for part in error.absolute_path) if error else ""
     # Only the place, never the offending value: it may be response text.
-    raise CallRecordError(code, "a call record violates llm-call-record-v1", {"path": path})
+    details = {"path": pointer} if file is None else {"path": file, "pointer": pointer}
+    raise CallRecordError(code, "a call record violates llm-call-record-v1", details)
 
 
-def _check_repair_source(record: StoredCallRecord, records: list[StoredCallRecord]) -> None:
+def _check_repair_source(
+    record: StoredCallRecord, records: list[StoredCallRecord], directory: str
+) -> None:
     """A repair record must name an earlier record by number and hash."""
     repair = record.document.get("repair")
     if not isinstance(repair, dict):
@@ -238,7 +324,9 @@ def _check_repair_source(record: StoredCallRecord, records: list[StoredCallRecor
         or records[source_seq - 1].sha256 != repair["source_sha256"]
     ):
         raise CallRecordError(
-            RECORD_CORRUPT, "a repair record does not name an earlier record", {"seq": record.seq}
+            RECORD_CORRUPT,
+            "a repair record does not name an earlier record",
+            {"seq": record.seq, "path": f"{directory}/{record.seq:08d}-{record.sha256}.json"},
         )
 
 
@@ -270,5 +358,6 @@ __all__ = [
     "StoredCallRecord",
     "canonical_json",
     "sha256_hex",
+    "storable_text",
     "text_bytes",
 ]

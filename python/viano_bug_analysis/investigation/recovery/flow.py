@@ -27,7 +27,6 @@ attempt is made only when ``invalid_responses_left`` allows both.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
@@ -85,6 +84,7 @@ from viano_bug_analysis.investigation.recovery.repair import (
     parse_replacement,
     splice,
 )
+from viano_bug_analysis.jsonio import canonical_bytes
 
 # Rejection reasons of the flow itself.
 INVALID_RESPONSE_LIMIT: Final = "invalid_response_limit"
@@ -98,6 +98,7 @@ REJECTION_REASONS: Final = (
     "non_finite_number",
     "number_too_long",
     "too_deep",
+    "invalid_string",
     "input_too_large",
     "not_utf8",
     "not_an_object",
@@ -173,11 +174,19 @@ class RecoveryLimits:
 
 @dataclass(frozen=True, slots=True)
 class RecoveryContext:
-    """The regular call's prompt ID and the binding data a repair prompt may carry."""
+    """The regular call's prompt ID and the binding data a repair prompt may carry.
+
+    ``call_key`` optionally names the provider call (e.g. ``H1:3:2`` for
+    hypothesis, step, attempt); it goes into its call records. The audit is
+    keyed by record content, so rerunning the same decision finds the records
+    already stored; the key keeps two calls apart whose replies and outcomes
+    happen to be byte-identical.
+    """
 
     prompt_id: str
     hypothesis: str
     previous_result: str
+    call_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,6 +333,7 @@ class _Flow:
                 patch=check.patch if check.rebuilt is not None else None,
                 rebuilt=check.rebuilt,
                 result=result,
+                call_key=self.context.call_key,
             )
             self.seqs.append(self.store.append(fields).seq)
         if check.rebuilt is None:
@@ -370,6 +380,7 @@ class _Flow:
             outcome=outcome,
             text_limit=self.limits.max_response_bytes,
             result=result,
+            call_key=self.context.call_key,
         )
         stored = self.store.append(fields)
         self.seqs.append(stored.seq)
@@ -422,8 +433,13 @@ class _Flow:
 
 
 def _prompt_text(candidate: Mapping[str, Any]) -> str:
-    """The generated response as the repair prompt shows it (deterministic)."""
-    return json.dumps(candidate, ensure_ascii=False)
+    """The generated response as the repair prompt shows it.
+
+    Canonical JSON, so that the prompt (and its ``prompt_sha256``) does not
+    depend on key order: a first run sees the keys as the model wrote them, a
+    restart sees the stored plan, whose keys come back sorted.
+    """
+    return canonical_bytes(candidate).decode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)

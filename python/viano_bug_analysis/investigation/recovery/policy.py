@@ -13,7 +13,6 @@ fixes its policy when it is created.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -25,6 +24,7 @@ from viano_bug_analysis.investigation.recovery.errors import (
 )
 from viano_bug_analysis.investigation.recovery.normalize import RECOVERY_POLICY_VERSION
 from viano_bug_analysis.investigation.recovery.strict_json import JsonFailure, parse_strict
+from viano_bug_analysis.jsonio import canonical_bytes
 
 DEFAULT_RESPONSE_RECOVERY_VERSION: Final = 0
 KNOWN_VERSIONS: Final = (0, RECOVERY_POLICY_VERSION)
@@ -51,7 +51,7 @@ class RecoveryPolicy:
 
     def to_json(self) -> bytes:
         """The stored form as canonical JSON (UTF-8, keys sorted, no whitespace)."""
-        return json.dumps(self.to_mapping(), sort_keys=True, separators=(",", ":")).encode()
+        return canonical_bytes(self.to_mapping())
 
     @classmethod
     def from_mapping(cls, stored: Mapping[str, Any]) -> RecoveryPolicy:

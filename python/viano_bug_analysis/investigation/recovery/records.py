@@ -9,7 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-from viano_bug_analysis.investigation.recovery.audit import canonical_json, sha256_hex, text_bytes
+from viano_bug_analysis.investigation.recovery.audit import (
+    canonical_json,
+    sha256_hex,
+    storable_text,
+    text_bytes,
+)
 from viano_bug_analysis.investigation.recovery.normalize import (
     RECOVERY_POLICY_VERSION,
     NormalizationError,
@@ -25,10 +30,12 @@ CALL_REPAIR: Final = "repair"
 def response_entry(text: str, limit: int, *, keep_text: bool = True) -> dict[str, Any]:
     """Hash and size of a raw response, and the text itself if within ``limit`` bytes.
 
-    A larger text is not cut: it is left out whole, hash and size remain.
+    A larger text is not cut: it is left out whole, hash and size remain. So
+    is a text that is not valid Unicode (a lone surrogate): canonical JSON
+    cannot hold it, and no provider reply can carry one.
     """
     data = text_bytes(text)
-    stored = text if keep_text and len(data) <= limit else None
+    stored = text if keep_text and len(data) <= limit and storable_text(text) else None
     return {"sha256": sha256_hex(data), "size_bytes": len(data), "text": stored}
 
 
@@ -63,9 +70,11 @@ def investigation_fields(
     outcome: NormalizationOutcome,
     text_limit: int,
     result: Mapping[str, Any],
+    call_key: str | None = None,
 ) -> dict[str, Any]:
     """The record of a regular call: original text, candidate, rules, refusals, outcome."""
     return {
+        **_key_field(call_key),
         "call": CALL_INVESTIGATION,
         "prompt_id": prompt_id,
         "response_recovery_version": version,
@@ -88,6 +97,7 @@ def repair_fields(
     patch: Mapping[str, Any] | None,
     rebuilt: Mapping[str, Any] | None,
     result: Mapping[str, Any],
+    call_key: str | None = None,
 ) -> dict[str, Any]:
     """The record of a repair call.
 
@@ -96,6 +106,7 @@ def repair_fields(
     ``outcome.rejected_repair`` (within its limit), so it is never stored twice.
     """
     return {
+        **_key_field(call_key),
         "call": CALL_REPAIR,
         "prompt_id": PROMPT_ID,
         "response_recovery_version": RECOVERY_POLICY_VERSION,
@@ -114,6 +125,11 @@ def repair_fields(
         },
         "outcome": dict(result),
     }
+
+
+def _key_field(call_key: str | None) -> dict[str, str]:
+    # Left out when not given, so that records without a key keep their bytes.
+    return {} if call_key is None else {"call_key": call_key}
 
 
 def repair_plan(target: str, response: Mapping[str, Any], prompt: str) -> dict[str, Any]:
@@ -138,10 +154,13 @@ def rejected_repair_entry(
     The content is the parsed proposal (``patch``) or, for anything that did
     not parse as a proposal, the reply text (``original_text``). Hash and size
     are over its canonical JSON; over ``limit`` bytes the content is left out
-    whole, never cut.
+    whole, never cut. A reply text that is not valid Unicode has no canonical
+    JSON: it is measured as its own UTF-8 bytes (lone surrogates kept) and
+    never stored.
     """
     key, content = ("patch", dict(patch)) if patch is not None else ("original_text", original_text)
-    data = canonical_json(content)
+    storable = not isinstance(content, str) or storable_text(content)
+    data = canonical_json(content) if storable else text_bytes(str(content))
     entry: dict[str, Any] = {
         "version": RECOVERY_POLICY_VERSION,
         "reason": violations[0],
@@ -149,7 +168,7 @@ def rejected_repair_entry(
         "sha256": sha256_hex(data),
         "size_bytes": len(data),
     }
-    if len(data) <= limit:
+    if storable and len(data) <= limit:
         entry[key] = content
     return entry
 

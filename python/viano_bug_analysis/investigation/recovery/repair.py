@@ -15,7 +15,6 @@ errors hold a code and at most a JSON Pointer.
 from __future__ import annotations
 
 import copy
-import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any, Final
 
 from viano_bug_analysis.investigation.recovery.normalize import FILTER_OPERATORS, MAX_INPUT_BYTES
 from viano_bug_analysis.investigation.recovery.strict_json import JsonFailure, parse_strict
+from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 
 PROMPT_ID: Final = "investigation_format_repair_v1"
@@ -177,32 +177,48 @@ def _is_scalar(value: Any) -> bool:
 
 
 def same(left: Any, right: Any) -> bool:
-    """Equality that also compares JSON types (``1``, ``1.0`` and ``true`` differ)."""
-    if _kind(left) != _kind(right):
-        return False
-    if isinstance(left, dict):
-        return left.keys() == right.keys() and all(same(left[k], right[k]) for k in left)
-    if isinstance(left, list):
-        return len(left) == len(right) and all(same(a, b) for a, b in zip(left, right, strict=True))
-    return bool(left == right)
+    """Equality that also compares JSON types (``1``, ``1.0`` and ``true`` differ).
+
+    Iterative: the comparison must not depend on Python's recursion limit.
+    """
+    pending = [(left, right)]
+    while pending:
+        a, b = pending.pop()
+        if _kind(a) != _kind(b):
+            return False
+        if isinstance(a, dict):
+            if a.keys() != b.keys():
+                return False
+            pending.extend((a[key], b[key]) for key in a)
+        elif isinstance(a, list):
+            if len(a) != len(b):
+                return False
+            pending.extend(zip(a, b, strict=True))
+        elif a != b:
+            return False
+    return True
 
 
-def _typed(value: Any) -> tuple[str, str]:
+Typed = tuple[str, bytes]
+
+
+def _typed(value: Any) -> Typed:
     """A hashable typed form of a JSON value (scalars and scalar lists alike)."""
-    return _kind(value), json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return _kind(value), canonical_bytes(value)
 
 
-def _scalars(value: Any) -> Iterator[tuple[str, str]]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _scalars(item)
-    elif isinstance(value, list):
-        # The labels of a labelled filter list are structure, not values.
-        items = value[1::2] if _labelled(value) else value
-        for item in items:
-            yield from _scalars(item)
-    else:
-        yield _typed(value)
+def _scalars(value: Any) -> Iterator[Typed]:
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            pending.extend(reversed(list(node.values())))
+        elif isinstance(node, list):
+            # The labels of a labelled filter list are structure, not values.
+            items = node[1::2] if _labelled(node) else node
+            pending.extend(reversed(items))
+        else:
+            yield _typed(node)
 
 
 def _labelled(items: list[Any]) -> bool:
@@ -214,19 +230,23 @@ def _labelled(items: list[Any]) -> bool:
     )
 
 
-def _named_scalars(value: Any) -> Iterator[tuple[str, tuple[str, str]]]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if _is_scalar(item):
-                yield key, _typed(item)
-            else:
-                yield from _named_scalars(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _named_scalars(item)
+def _named_scalars(value: Any) -> Iterator[tuple[str, Typed]]:
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            children = []
+            for key, item in node.items():
+                if _is_scalar(item):
+                    yield key, _typed(item)
+                else:
+                    children.append(item)
+            pending.extend(reversed(children))
+        elif isinstance(node, list):
+            pending.extend(reversed(node))
 
 
-Triple = tuple[tuple[str, str], tuple[str, str], tuple[str, str]]
+Triple = tuple[Typed, Typed, Typed]
 
 
 def filter_triples(value: Any) -> list[Triple]:
@@ -238,23 +258,22 @@ def filter_triples(value: Any) -> list[Triple]:
     "value", v, ...]``. Lists nested in a list are looked at one by one.
     """
     found: list[Triple] = []
-    if isinstance(value, dict):
-        if set(value) == set(_FILTER_KEYS):
-            found.append(
-                (_typed(value["column"]), _typed(value["operator"]), _typed(value["value"]))
-            )
-        else:
-            for item in value.values():
-                found.extend(filter_triples(item))
-        return found
-    if not isinstance(value, list):
-        return found
-    groups = flat_filter_groups(value)
-    if groups is not None:
-        found.extend((_typed(c), _typed(o), _typed(v)) for c, o, v in groups)
-        return found
-    for item in value:
-        found.extend(filter_triples(item))
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if set(node) == set(_FILTER_KEYS):
+                found.append(
+                    (_typed(node["column"]), _typed(node["operator"]), _typed(node["value"]))
+                )
+            else:
+                pending.extend(reversed(list(node.values())))
+        elif isinstance(node, list):
+            groups = flat_filter_groups(node)
+            if groups is not None:
+                found.extend((_typed(c), _typed(o), _typed(v)) for c, o, v in groups)
+            else:
+                pending.extend(reversed(node))
     return found
 
 
@@ -359,7 +378,7 @@ def revalidate(repaired: Any) -> list[ContractViolation]:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return canonical_bytes(value).decode("utf-8")
 
 
 def build_repair_prompt(
