@@ -61,7 +61,7 @@ from viano_bug_analysis.investigation.recovery import (
     recover_response,
     resume_repair,
 )
-from viano_bug_analysis.investigation.recovery.audit import StoredCallRecord, sha256_hex, text_bytes
+from viano_bug_analysis.investigation.recovery.audit import sha256_hex, text_bytes
 from viano_bug_analysis.investigation.steps import StepLog, check_writable
 from viano_bug_analysis.project_research import (
     Capture,
@@ -287,8 +287,6 @@ class InvestigationController:
         # A repair planned before a crash (or a transport failure) for this very
         # answer is carried out from its stored plan, re-checked, never re-planned.
         pending = pending_repair(self._audit)
-        if pending is not None and not _plans_for(pending, reply["chat"]["content"]):
-            pending = None  # an unfinished plan of another answer is not this answer's
         if pending is not None:
             result = resume_repair(
                 pending,
@@ -636,12 +634,6 @@ def _tokens(chat: Mapping[str, Any], reserved: int) -> int:
     if usage is None:
         return reserved  # no usage reported: the whole reservation counts
     return max(1, int(usage["total_tokens"]))
-
-
-def _plans_for(record: StoredCallRecord, reply_text: str) -> bool:
-    """Whether the call record ``record`` was made from the answer ``reply_text``."""
-    response = record.document["response"]
-    return bool(response["sha256"] == sha256_hex(text_bytes(reply_text)))
 
 
 def _previous_result(context: Mapping[str, Any]) -> str:
