@@ -26,6 +26,7 @@ from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import MANIFEST_NAME, load_package
 from viano_bug_analysis.errors import CaseError
+from viano_bug_analysis.exit_codes import ExitCode
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.commands import run_resume, status_document
@@ -196,7 +197,7 @@ def test_a_second_investigation_of_the_package_stops_at_once_with_package_busy(
                 timeout=120,
             )
             elapsed = time.monotonic() - started
-            assert second.returncode not in (0, 4), second.stderr
+            assert second.returncode == ExitCode.BUSY, second.stderr
             error = orjson.loads(second.stderr.strip().splitlines()[-1])
             assert error["error"] == "package_busy"
             assert error["details"] == {"lock": ".investigation.lock"}
