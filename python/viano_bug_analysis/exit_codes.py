@@ -31,7 +31,7 @@ class ExitCode(IntEnum):
     UNAVAILABLE = 3
     BLOCKED = 4
     DAMAGED = 5
-    WRITE_FAILED = 6
+    IO_FAILED = 6
     BUSY = 7
 
 
@@ -42,7 +42,7 @@ MEANINGS: dict[ExitCode, str] = {
     ExitCode.UNAVAILABLE: "a service is unavailable (research or LLM); run again later to resume",
     ExitCode.BLOCKED: "investigation blocked; fix the cause, then `vba resume`",
     ExitCode.DAMAGED: "package or stored state fails its integrity checks",
-    ExitCode.WRITE_FAILED: "the package cannot be written (read-only, disk full)",
+    ExitCode.IO_FAILED: "the OS refused to write or read the package (read-only, disk full)",
     ExitCode.BUSY: "another process holds the package; try again later",
 }
 
@@ -79,6 +79,8 @@ BY_CODE: dict[str, ExitCode] = {
     "capture_conflict": ExitCode.DAMAGED,
     "budget_key_conflict": ExitCode.DAMAGED,
     "budget_settlement_conflict": ExitCode.DAMAGED,
+    # A symbolic link inside the package could lead writes or reads outside it.
+    "package_path_outside": ExitCode.DAMAGED,
     # Another process holds the package or wrote the same log entry first.
     "package_busy": ExitCode.BUSY,
     "checkpoint_log_conflict": ExitCode.BUSY,
@@ -89,7 +91,8 @@ BY_CODE: dict[str, ExitCode] = {
 # build the code from a prefix), so a new store is mapped without an entry here.
 BY_SUFFIX: dict[str, ExitCode] = {
     "_corrupt": ExitCode.DAMAGED,
-    "_write_failed": ExitCode.WRITE_FAILED,
+    "_write_failed": ExitCode.IO_FAILED,
+    "_read_failed": ExitCode.IO_FAILED,
 }
 
 

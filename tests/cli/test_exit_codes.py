@@ -84,8 +84,11 @@ def test_every_llm_error_but_configuration_is_a_service_failure() -> None:
         ("checkpoint_log_corrupt", ExitCode.DAMAGED),  # built from the log's prefix
         ("budget_journal_corrupt", ExitCode.DAMAGED),
         ("evidence_corrupt", ExitCode.DAMAGED),
-        ("package_write_failed", ExitCode.WRITE_FAILED),
-        ("call_record_write_failed", ExitCode.WRITE_FAILED),
+        ("package_write_failed", ExitCode.IO_FAILED),
+        ("call_record_write_failed", ExitCode.IO_FAILED),
+        ("package_read_failed", ExitCode.IO_FAILED),
+        ("package_path_outside", ExitCode.DAMAGED),
+        ("package_missing", ExitCode.REJECTED),
         ("checkpoint_log_conflict", ExitCode.BUSY),
         ("unknown_column", ExitCode.REJECTED),
         ("corrupt_but_not_a_suffix", ExitCode.REJECTED),
@@ -208,7 +211,7 @@ def test_5_damaged(tmp_path: Path) -> None:
 def test_6_write_failed(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     done = vba("case", "create", SPEC, tmp_path / "file" / "pkg")
-    assert done.returncode == ExitCode.WRITE_FAILED
+    assert done.returncode == ExitCode.IO_FAILED
     assert error_of(done)["error"] == "package_write_failed"
 
 

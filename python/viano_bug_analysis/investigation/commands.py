@@ -5,7 +5,7 @@ stdout. Exit codes are the table of every command (``viano_bug_analysis.
 exit_codes``): 0 concluded, 4 blocked (the reason is printed; an operator
 resumes with ``vba resume``), 2 rejected input, 3 research or the LLM
 unavailable (running the same command again resumes), 5 damaged package
-state, 6 package not writable, 7 package busy.
+state, 6 package not writable or readable, 7 package busy.
 """
 
 from __future__ import annotations
