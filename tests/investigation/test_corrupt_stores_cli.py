@@ -20,6 +20,7 @@ from tests.investigation.package_fixtures import (
     vba,
     write_config,
 )
+from viano_bug_analysis.exit_codes import ExitCode
 
 STEPS = "analysis/investigation/steps"
 
@@ -52,7 +53,7 @@ RESULT_DAMAGE = {k: DAMAGE[k] for k in ("torn", "garbled", "fields missing")}
 
 def typed_error(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
     assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode not in (0, 1), done.stderr
+    assert done.returncode == ExitCode.DAMAGED, done.stderr
     error: dict[str, object] = orjson.loads(done.stderr.strip().splitlines()[-1])
     return error
 
