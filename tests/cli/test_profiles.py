@@ -144,3 +144,12 @@ def test_a_missing_profile_file_is_unreadable(tmp_path: Path) -> None:
         load_profile(tmp_path / "missing.toml")
     assert err.value.code == "profile_unreadable"
     assert str(tmp_path) not in str(err.value) + str(err.value.details)
+
+
+def test_a_bundled_name_wins_over_a_file_of_that_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("vcore").write_text('format = "viano-profile"\nformat_version = 1\nname = "local"\n')
+    assert load_profile("vcore").name == "vcore"
+    assert load_profile("./vcore").name == "local"

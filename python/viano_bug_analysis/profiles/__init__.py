@@ -107,16 +107,18 @@ def bundled_profiles() -> list[str]:
 def load_profile(name_or_path: str | os.PathLike[str] = DEFAULT_PROFILE) -> Profile:
     """The profile named ``name_or_path`` (bundled) or stored in that file."""
     text = os.fspath(name_or_path)
-    if _NAME.fullmatch(text) and not os.path.exists(text):
-        if text not in bundled_profiles():
-            allowed = bundled_profiles()
-            raise EnrichmentError(
-                "profile_unknown",
-                f"no bundled profile is named {text!r}; allowed: {', '.join(allowed)}"
-                " (or give a profile file)",
-                {"allowed": ", ".join(allowed)},
-            )
+    bundled = bundled_profiles()
+    # A bundled name wins over a file of that name in the current directory
+    # (write ./vcore to mean the file), so `--profile vcore` means one thing.
+    if text in bundled:
         return _load_file(_BUNDLED_DIR / text / "profile.toml")
+    if _NAME.fullmatch(text) and not os.path.isfile(text):
+        raise EnrichmentError(
+            "profile_unknown",
+            f"no bundled profile is named {text!r}; allowed: {', '.join(bundled)}"
+            " (or give a profile file)",
+            {"allowed": ", ".join(bundled)},
+        )
     return _load_file(Path(text))
 
 
