@@ -27,7 +27,7 @@ import stat
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from viano_bug_analysis.case.canonical import JsonRejected, canonical_bytes, parse_json, sha256_hex
 from viano_bug_analysis.case.package import (
@@ -115,10 +115,12 @@ def _read_spec(
         return dict(spec), Path(os.path.abspath(base_dir if base_dir is not None else "."))
     path = Path(os.path.abspath(spec))
     try:
-        with open(path, "rb") as handle:
+        with _open_input(path) as handle:
             data = handle.read(MAX_SPEC_BYTES + 1)
     except FileNotFoundError:
         raise _spec_invalid("spec file not found") from None
+    except _NotRegularFile:
+        raise _spec_invalid("spec file is not a regular file") from None
     except OSError:
         raise _spec_invalid("spec file cannot be read") from None
     if len(data) > MAX_SPEC_BYTES:
@@ -278,18 +280,18 @@ def _build(spec: dict[str, Any], base: Path, temp: Path) -> None:
 def _copy_zip(source: Path, target: Path, a_index: int) -> None:
     pointer = f"/attachments/{a_index}/zip"
     try:
-        src = open(source, "rb")  # noqa: SIM115 - closed by the with block below
+        src = _open_input(source)
     except FileNotFoundError:
         raise _spec_invalid("zip file not found", pointer, attachment_index=a_index) from None
+    except _NotRegularFile:
+        reason = "zip is not a regular file"
+        raise _spec_invalid(reason, pointer, attachment_index=a_index) from None
     except OSError:
         raise _spec_invalid("zip file cannot be read", pointer, attachment_index=a_index) from None
-    with src:
-        if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):
-            raise _spec_invalid("zip is not a regular file", pointer, attachment_index=a_index)
-        with open(target, "xb") as dst:
-            shutil.copyfileobj(src, dst, _CHUNK)
-            dst.flush()
-            os.fsync(dst.fileno())
+    with src, open(target, "xb") as dst:
+        shutil.copyfileobj(src, dst, _CHUNK)
+        dst.flush()
+        os.fsync(dst.fileno())
 
 
 def _zip_directory(source: Path, target: Path, a_index: int) -> None:
@@ -303,7 +305,14 @@ def _zip_directory(source: Path, target: Path, a_index: int) -> None:
                 info.create_system = 3  # Unix, whatever the building platform
                 info.external_attr = ZIP_FILE_MODE << 16
                 try:
-                    src = open(path, "rb")  # noqa: SIM115 - closed by the with block below
+                    src = _open_input(path)
+                except _NotRegularFile:
+                    # Replaced by a FIFO or device after the walk looked at it.
+                    raise _spec_invalid(
+                        "directory contains a special file",
+                        f"/attachments/{a_index}/directory",
+                        attachment_index=a_index,
+                    ) from None
                 except OSError:
                     raise _spec_invalid(
                         "a file in the directory cannot be read",
@@ -410,6 +419,30 @@ def _member_digests(
 
 
 # -- files ----------------------------------------------------------------------------
+
+
+class _NotRegularFile(Exception):
+    """An input path names a FIFO, directory, socket or device."""
+
+
+def _open_input(path: Path) -> BinaryIO:
+    """Opens an input file for reading, refusing anything but a regular file.
+
+    A plain ``open()`` of a FIFO waits for a writer, possibly forever (and
+    the kill that ends the wait leaves the temporary directory behind), so
+    the file is opened with ``O_NONBLOCK`` and its type is checked on the
+    handle, which also closes the race with a path swapped after a check.
+    ``O_NONBLOCK`` does not change how a regular file reads.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _NotRegularFile
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _hash_file(path: Path) -> tuple[str, int]:

@@ -84,6 +84,11 @@ pub enum CoreError {
     Io {
         kind: &'static str,
     },
+    /// The path names a FIFO, directory, socket or device, refused before
+    /// anything is read (a FIFO would block the open forever).
+    NotRegularFile {
+        kind: &'static str,
+    },
 }
 
 impl CoreError {
@@ -110,6 +115,7 @@ impl CoreError {
             RowsBadShape { .. } => "rows_bad_shape",
             InvalidArgument { .. } => "invalid_argument",
             Io { .. } => "io_error",
+            NotRegularFile { .. } => "not_a_regular_file",
         }
     }
 
@@ -131,7 +137,7 @@ impl CoreError {
             | RowsNotObject { .. }
             | RowsBadShape { .. } => ErrorClass::RowSnapshot,
             InvalidArgument { .. } => ErrorClass::InvalidArgument,
-            Io { .. } => ErrorClass::Io,
+            Io { .. } | NotRegularFile { .. } => ErrorClass::Io,
         }
     }
 
@@ -156,7 +162,7 @@ impl CoreError {
             | RowsInvalidJson { offset }
             | RowsDuplicateKey { offset } => vec![("offset", Int(*offset))],
             RowsNotObject { index } => vec![("index", Int(*index))],
-            Io { kind } => vec![("kind", Text(kind))],
+            Io { kind } | NotRegularFile { kind } => vec![("kind", Text(kind))],
             ZipEncrypted | ZipMemberNotFound | CrcMismatch | HashMismatch => vec![],
         }
     }
@@ -210,6 +216,7 @@ impl fmt::Display for CoreError {
             RowsBadShape { what } => write!(f, "not a row snapshot: {what}"),
             InvalidArgument { what } => write!(f, "invalid argument: {what}"),
             Io { kind } => write!(f, "I/O error: {kind}"),
+            NotRegularFile { kind } => write!(f, "not a regular file: {kind}"),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! archive a caller names.
 
 pub mod error;
+pub mod fs;
 pub mod git_cache;
 pub mod git_paths;
 pub mod git_store;

@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList};
 
 use crate::core::error::{CoreError, CoreResult};
+use crate::core::fs::open_regular_file;
 use crate::core::line_search::parallel_map;
 use crate::core::text::SourceText;
 use crate::core::zip_stream::{parse_sha256_hex, Expected, ZipArchive};
@@ -35,7 +36,7 @@ impl PyZipArchive {
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let archive = py
-            .detach(|| -> CoreResult<_> { ZipArchive::open(File::open(&path)?) })
+            .detach(|| -> CoreResult<_> { ZipArchive::open(open_regular_file(&path)?) })
             .into_py_result()?;
         Ok(PyZipArchive {
             archive: Arc::new(archive),
