@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from viano_bug_analysis.errors import CaseError
+from viano_bug_analysis.errors import CaseError, PackageFileError
 
 BUILD_LOCK = ".build.lock"
 INVESTIGATION_LOCK = ".investigation.lock"
@@ -36,7 +36,8 @@ def package_lock(root: str | os.PathLike[str], name: str, holder: str) -> Iterat
     ``holder`` names the kind of work in the ``package_busy`` message ("build",
     "investigation"). The package directory must exist (``manifest_invalid``
     otherwise, as ``load_package`` says); a lock file that cannot be created
-    is ``package_write_failed``.
+    is ``package_write_failed`` (a symbolic link in its place included: it
+    is not followed).
     """
     if name not in LOCK_NAMES:
         raise ValueError("unknown package lock")
@@ -51,7 +52,7 @@ def package_lock(root: str | os.PathLike[str], name: str, holder: str) -> Iterat
     try:
         fd = os.open(directory / name, flags, 0o644)
     except OSError as err:
-        raise CaseError(
+        raise PackageFileError(
             "package_write_failed",
             "the package lock file could not be opened",
             {"path": name, "errno": errno.errorcode.get(err.errno or 0, "unknown")},
