@@ -233,9 +233,9 @@ def test_the_package_must_exist_and_the_directory_lie_inside(tmp_path: Path) -> 
     package = tmp_path / "package"
     package.mkdir()
     os.symlink(outside, package / "analysis")
-    with pytest.raises(PackageFileError) as raised:  # the one durable writer's check
+    with pytest.raises(PackageFileError) as outside_raised:  # the one durable writer's check
         CallRecordStore(package).append(fields())
-    assert raised.value.code == "package_path_outside"
+    assert outside_raised.value.code == "package_path_outside"
     assert list(outside.iterdir()) == []
 
 

@@ -25,7 +25,6 @@ code, a JSON Pointer, a schema excerpt and a fixed hint text.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -40,6 +39,7 @@ from viano_bug_analysis.investigation.recovery.repair import (
     check_preservation,
     contract_errors,
     flat_filter_groups,
+    json_copy,
     pointer_tokens,
     splice,
     to_pointer,
@@ -243,7 +243,7 @@ def _has_container(items: list[Any]) -> bool:
 def _regroup(filters: Any) -> list[Any] | None:
     """The structural trial of a filter range: the same values, as filter objects."""
     if isinstance(filters, dict):
-        return [copy.deepcopy(filters)]
+        return [json_copy(filters)]
     if not isinstance(filters, list):
         return None
     groups = flat_filter_groups(filters)
@@ -252,7 +252,7 @@ def _regroup(filters: Any) -> list[Any] | None:
     result: list[Any] = []
     for item in filters:
         if isinstance(item, dict):
-            result.append(copy.deepcopy(item))
+            result.append(json_copy(item))
             continue
         inner = flat_filter_groups(item) if isinstance(item, list) else None
         if inner is None or len(inner) != 1:
@@ -263,7 +263,7 @@ def _regroup(filters: Any) -> list[Any] | None:
 
 def _as_filter(group: tuple[Any, Any, Any]) -> dict[str, Any]:
     column, operator, value = group
-    return {"column": column, "operator": operator, "value": copy.deepcopy(value)}
+    return {"column": column, "operator": operator, "value": json_copy(value)}
 
 
 def _admit_other(
@@ -282,7 +282,7 @@ def _admit_other(
         return Admission(False, SCALAR_TARGET, focus)
     if focus == EVIDENCE_RANGE and isinstance(value, dict):
         # A lone evidence object where the list belongs.
-        return _trial(response, focus, [copy.deepcopy(value)], _evidence_excerpt())
+        return _trial(response, focus, [json_copy(value)], _evidence_excerpt())
     return Admission(False, NOT_STRUCTURAL, focus)
 
 
@@ -347,7 +347,7 @@ def recheck_stored_plan(plan: Mapping[str, Any]) -> Admission:
         value = value_at(response, target)
     except RepairError:
         return Admission(False, PLAN_TARGET_UNSUITABLE, target)
-    fresh = admit_repair(copy.deepcopy(response), target)
+    fresh = admit_repair(json_copy(response), target)
     if not isinstance(value, dict | list):
         hint = fresh.hint if fresh.reason == OPERATOR_UNKNOWN else None
         return Admission(False, PLAN_TARGET_UNSUITABLE, target, hint=hint)

@@ -14,7 +14,7 @@ errors hold a code and at most a JSON Pointer.
 
 from __future__ import annotations
 
-import copy
+import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -144,13 +144,35 @@ def splice(response: dict[str, Any], path: str, replacement: Any) -> dict[str, A
     tokens = pointer_tokens(path)
     if not tokens:
         raise RepairError(ROOT_TARGET, path)
-    result = copy.deepcopy(response)
+    result: dict[str, Any] = json_copy(response)
     parent: Any = result
     for token in tokens[:-1]:
         parent, _ = _step(parent, token, path)
     _, key = _step(parent, tokens[-1], path)
-    parent[key] = copy.deepcopy(replacement)
+    parent[key] = json_copy(replacement)
     return result
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON value, without recursion (``copy.deepcopy`` recurses)."""
+    if not isinstance(value, (dict, list)):
+        return value
+    root: Any = {} if isinstance(value, dict) else []
+    pending: list[tuple[Any, Any]] = [(value, root)]
+    while pending:
+        source, target = pending.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                child: Any = {} if isinstance(item, dict) else []
+                pending.append((item, child))
+            else:
+                child = item
+            if isinstance(target, dict):
+                target[key] = child
+            else:
+                target.append(child)
+    return root
 
 
 # --- Preservation -----------------------------------------------------------
@@ -204,7 +226,8 @@ Typed = tuple[str, bytes]
 
 def _typed(value: Any) -> Typed:
     """A hashable typed form of a JSON value (scalars and scalar lists alike)."""
-    return _kind(value), canonical_bytes(value)
+    # No depth limit here: the value was parsed already, and the encoder is iterative.
+    return _kind(value), canonical_bytes(value, max_depth=sys.maxsize)
 
 
 def _scalars(value: Any) -> Iterator[Typed]:
