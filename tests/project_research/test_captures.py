@@ -263,6 +263,25 @@ def test_store_refuses_a_symlinked_evidence_directory(
     assert list(outside.iterdir()) == []
 
 
+@pytest.mark.parametrize("exists", [False, True])
+def test_store_never_writes_or_reads_through_a_symlinked_capture_file(
+    research: ProjectResearch, package: Path, tmp_path: Path, exists: bool
+) -> None:
+    capture = research.capture(ROWS_QUERY)
+    target = tmp_path / "outside.json"
+    if exists:
+        target.write_bytes(capture.data)
+    link = CaptureStore(package).path_of(capture.sha256)
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target)
+    for action in (lambda: CaptureStore(package).put(capture), CaptureStore(package).list):
+        with pytest.raises(PackageFileError) as info:
+            action()
+        assert info.value.code == "package_path_outside"
+        assert info.value.details["path"] == f"analysis/evidence/captures/{capture.sha256}.json"
+    assert target.exists() is exists
+
+
 def test_capture_document_is_checked(research: ProjectResearch) -> None:
     good = dict(research.capture(ROWS_QUERY).document)
     for bad in (
