@@ -150,3 +150,31 @@ def _has_nan(value: Any) -> bool:
     if isinstance(value, dict):
         return any(map(_has_nan, value.values()))
     return False
+
+
+@pytest.mark.parametrize(
+    ("text", "offset"),
+    [
+        ('{"confidence": 0.\u0663\u0665}', 16),  # 0.٣٥ was read as 0.35
+        ('{"limit": 2\uff10}', 11),  # 2０ was read as 20
+        ('{"x": 1e\u0967}', 7),  # 1e१ was read as 10.0
+    ],
+)
+def test_json_numbers_are_ascii_digits_only(text: str, offset: int) -> None:
+    assert parse_strict(text) == JsonFailure("syntax_error", offset)
+
+
+@pytest.mark.parametrize(
+    "text", ['{"summary": "net \\ud83d"}', '["\\udc00"]', '{"\\ud83d": 1}', '"\ud800"']
+)
+def test_a_lone_surrogate_is_an_invalid_string(text: str) -> None:
+    failure = parse_strict(text)
+    assert isinstance(failure, JsonFailure)
+    assert failure.code == "invalid_string"
+
+
+def test_the_depth_limit_is_counted_exactly() -> None:
+    assert isinstance(parse_strict("[" * MAX_DEPTH + "]" * MAX_DEPTH), Parsed)
+    assert parse_strict("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)) == JsonFailure(
+        "too_deep", MAX_DEPTH
+    )
