@@ -33,6 +33,7 @@ from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
+from viano_bug_analysis.investigation.recovery import CallRecordStore
 from viano_bug_analysis.investigation.steps import STEPS_DIR, StepLog
 from viano_bug_analysis.project_research import ProjectResearch, load_config
 
@@ -146,6 +147,7 @@ def end_state(package: Path) -> dict[str, Any]:
         "manifest": {
             k: v for k, v in load_package(package).manifest.items() if k in ("phase", "status")
         },
+        "call_records": [(r.seq, r.sha256) for r in CallRecordStore(package).list()],
         "evidence": [
             (r["evidence_id"], r["hypothesis_id"], r["step_key"], r.get("capture_sha256"))
             for r in EvidenceStore(package).records()

@@ -279,6 +279,9 @@ class InvestigationController:
             prompt_id=call["prompt_version"],
             hypothesis=hypothesis["statement"],
             previous_result=_previous_result(call["context"]),
+            # Call records are keyed by content: the step key keeps two attempts
+            # apart whose answers happen to be byte-identical.
+            call_key=f"{hid}:{step}:{attempt}",
         )
         limits = RecoveryLimits(
             invalid_responses_left=max(left, 0),
