@@ -4,15 +4,19 @@ default recovery policy 0 (strict parse only)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from tests.case_builder.conftest import case_spec
 from tests.controller.scripted_llm_server import ScriptedLlmServer
+from tests.e2e.crash import KillAtCommit, Killed
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
@@ -113,3 +117,26 @@ def test_policy_zero_parses_strictly_and_keeps_prompts_without_notes(tmp_path: P
     assert orjson.loads((root / "analysis/investigation/policy.json").read_bytes()) == {
         "response_recovery_version": 0
     }
+
+
+def test_a_case_concluded_past_an_unfinished_conclusion_gets_the_account_closed(
+    tmp_path: Path,
+) -> None:
+    root = package(tmp_path)
+    settings = InvestigationSettings(response_recovery_version=1)
+    probe = tmp_path / "probe"
+    shutil.copytree(root, probe)
+    with ScriptedLlmServer([answer(CONCLUDE)]) as server, KillAtCommit(None) as count:
+        run(probe, server, settings)
+    outcome_commit = count.points.index("link H1.json") + 1
+    with ScriptedLlmServer([answer(CONCLUDE)]) as server:
+        with KillAtCommit(outcome_commit), pytest.raises(Killed):
+            run(root, server, settings)
+        # What an earlier version's rerun did: skip the hypothesis with an
+        # outcome and conclude the case, leaving its account open.
+        CheckpointStore(root).advance("concluded", event="all hypotheses done")
+        assert BudgetManager(root).account("H1").status == "open"
+        final = run(root, server, settings)
+        assert len(server.requests) == 1
+    assert final.state == "concluded"
+    assert BudgetManager(root).account("H1").status == "concluded"

@@ -150,6 +150,13 @@ class InvestigationController:
             self._checkpoints.advance(INVESTIGATION, event="started")
             self._checkpoints.sync_manifest()
         elif current.state == CONCLUDED:
+            # An earlier version concluded a case past a conclusion it had not
+            # completed (its account still open). Nothing may follow `concluded`
+            # in the log, but the account can still be closed.
+            for hypothesis in package.case["hypotheses"]:
+                stored = self._log.outcome(hypothesis["id"])
+                if stored is not None:
+                    self._close_account(hypothesis["id"], stored)
             return self._finish(CONCLUDED, None)
         for hypothesis in package.case["hypotheses"]:
             stored = self._log.outcome(hypothesis["id"])
@@ -491,12 +498,15 @@ class InvestigationController:
         """The rest of a conclusion whose outcome file (its commit point) exists:
         the account closed, then ``hypothesis_done``. Each part is skipped when
         done, so a start after a kill anywhere in between finishes it once."""
-        if not self._budget.account(hid).terminal:
-            status = "concluded" if outcome["reason"] == "concluded" else "exhausted"
-            self._budget.close_account(hid, status)
+        self._close_account(hid, outcome)
         if not self._hypothesis_done(hid):
             self._checkpoints.advance(INVESTIGATION, event="hypothesis_done", hypothesis=hid)
             self._say(hid, f"{hid}: {outcome['assessment']} ({outcome['reason']})")
+
+    def _close_account(self, hid: str, outcome: Mapping[str, Any]) -> None:
+        if not self._budget.account(hid).terminal:
+            status = "concluded" if outcome["reason"] == "concluded" else "exhausted"
+            self._budget.close_account(hid, status)
 
     def _block_invalid(self, hid: str, step: int) -> str:
         self._checkpoints.advance(
