@@ -197,6 +197,7 @@ def test_a_second_investigation_of_the_package_stops_at_once_with_package_busy(
                 timeout=120,
             )
             elapsed = time.monotonic() - started
+            print(f"\nsecond investigate refused after {elapsed:.2f} s, process start included")
             assert second.returncode == ExitCode.BUSY, second.stderr
             error = orjson.loads(second.stderr.strip().splitlines()[-1])
             assert error["error"] == "package_busy"
