@@ -16,6 +16,7 @@ from tests.controller.scripted_llm_server import ScriptedLlmServer
 from tests.e2e.crash import KillAtCommit, Killed
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.errors import CaseError
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.config import InvestigationSettings
@@ -140,3 +141,27 @@ def test_a_case_concluded_past_an_unfinished_conclusion_gets_the_account_closed(
         assert len(server.requests) == 1
     assert final.state == "concluded"
     assert BudgetManager(root).account("H1").status == "concluded"
+
+
+def test_a_stored_reply_whose_usage_is_damaged_is_a_typed_corruption(tmp_path: Path) -> None:
+    root = package(tmp_path)
+    settings = InvestigationSettings(response_recovery_version=1)
+    probe = tmp_path / "probe"
+    shutil.copytree(root, probe)
+    with ScriptedLlmServer([answer(CONCLUDE)]) as server, KillAtCommit(None) as count:
+        run(probe, server, settings)
+    reply_commit = count.points.index("link H1-001-01-reply.json") + 1
+    killed = KillAtCommit(reply_commit)
+    with ScriptedLlmServer([answer(CONCLUDE)]) as server, killed, pytest.raises(Killed):
+        run(root, server, settings)
+    path = root / "analysis/investigation/steps/H1-001-01-reply.json"
+    record = orjson.loads(path.read_bytes())
+    record["chat"]["usage"] = {"total_tokens": "18"}  # readable, but not a token count
+    path.unlink()
+    path.write_bytes(orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
+    with ScriptedLlmServer([]) as server:
+        with pytest.raises(CaseError) as damaged:
+            run(root, server, settings)
+        assert len(server.requests) == 0
+    assert damaged.value.code == "package_corrupt"
+    assert damaged.value.details["path"] == "analysis/investigation/steps/H1-001-01-reply.json"

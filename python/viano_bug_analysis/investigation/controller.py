@@ -5,8 +5,9 @@ budget ends, or the case blocks:
 
 1. build the prompt from stored state (``investigation_project_v1`` when
    research is enabled, else ``investigation_v1``) and record it (``call``);
-2. reserve budget for the call, send it, settle with the reported tokens
-   and record the answer (``reply``);
+2. reserve budget for the call, send it, record the answer (``reply``) and
+   settle from the stored answer's tokens (the stored answer is the commit
+   point: it is never requested again, and a later start settles from it);
 3. recover and validate the answer as a whole (``decision``); a rejected
    answer counts against the invalid-response limit and its hint goes back
    to the model in the next attempt; at the limit the case blocks
@@ -18,11 +19,15 @@ budget ends, or the case blocks:
    (``RESEARCH_UNAVAILABLE``) with the plan and its reservation kept; an
    operator resume continues exactly there. A tool's refusal is a technical
    rejection: recorded, fed back, never an end of the hypothesis;
-5. for a conclusion: store the hypothesis outcome and close its account.
+5. for a conclusion: store the hypothesis outcome (the commit point), then
+   close its account and write ``hypothesis_done``; every start completes
+   both for a stored outcome that lacks them.
 
 Every record is written once; a rerun after a kill replays what is recorded
 (no request is sent twice or lost, nothing is charged twice, no evidence is
-taken twice). Only a fully validated answer is ever acted on.
+taken twice). A run holds the package's investigation lock from before it
+reads anything, and every start first brings the manifest in line with the
+checkpoint log. Only a fully validated answer is ever acted on.
 """
 
 from __future__ import annotations
@@ -462,6 +467,8 @@ class InvestigationController:
         self._budget.settle(key, _tokens(chat, reserved))
 
     def _settle_once(self, key: str, actual: int) -> None:
+        # A dispatch rerun after a kill between its settlement and its record
+        # runs the query again (free) but is not charged again.
         reservation = self._budget.reservation(key)
         if reservation is not None and reservation.state == "settled":
             return

@@ -127,7 +127,11 @@ def _is_call(record: dict[str, Any]) -> bool:
 
 def _is_reply(record: dict[str, Any]) -> bool:
     chat = record.get("chat")
-    return isinstance(chat, dict) and isinstance(chat.get("content"), str)
+    if not (isinstance(chat, dict) and isinstance(chat.get("content"), str)):
+        return False
+    # The controller settles the call's reservation from the stored usage.
+    usage = chat.get("usage")
+    return usage is None or (isinstance(usage, dict) and type(usage.get("total_tokens")) is int)
 
 
 def _is_decision(record: dict[str, Any]) -> bool:
