@@ -180,6 +180,7 @@ def test_killed_after_every_file_commit_the_rerun_ends_as_the_clean_run(
     assert billed_by_journal(clean) == TOKENS_PER_REPLY * len(SCRIPT)
     assert [s[2].get("event") for s in expected["checkpoints"]].count("hypothesis_done") == 2
     assert count.commits > 30  # every kind of step was committed
+    print(f"\nclean run: {count.commits} file commits, each one killed after in turn")
 
     for stop in range(1, count.commits + 1):
         package = tmp_path / f"k{stop:03d}"
