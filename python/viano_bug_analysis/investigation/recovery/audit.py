@@ -37,6 +37,7 @@ response text is kept; errors from here never quote it.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import fcntl
 import json
@@ -122,6 +123,30 @@ class StoredCallRecord:
     document: Mapping[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class _Verified:
+    """What a strict read established about one record file."""
+
+    size: int
+    legacy: bool  # written in the earlier ASCII-escaped encoding
+    source: tuple[int, str] | None  # a repair record's source_seq and source_sha256
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    seq: int
+    digest: str
+    name: str
+    document: dict[str, Any] | None
+
+
+def _source_of(document: Mapping[str, Any]) -> tuple[int, str] | None:
+    repair = document.get("repair")
+    if not isinstance(repair, dict):
+        return None
+    return int(repair["source_seq"]), str(repair["source_sha256"])
+
+
 class CallRecordStore:
     """The LLM call records of one case package directory.
 
@@ -133,12 +158,18 @@ class CallRecordStore:
     def __init__(self, package_path: str | os.PathLike[str]) -> None:
         self.package_path = Path(package_path)
         self.directory = self.package_path / CALLS_DIR
+        # What the strict read found out about each record, by file name. A
+        # name holds the SHA-256 of the bytes and every read re-hashes them,
+        # so a name seen before stands for exactly the bytes verified then:
+        # the pure-Python strict parse and the schema check run once per
+        # record and process, not on every append.
+        self._known: dict[str, _Verified] = {}
         if self.directory.is_dir():
             self.verify()
 
     def verify(self) -> None:
         """Reads and checks every record and the directory; raises ``call_record_corrupt``."""
-        self.list()
+        self._scan(documents=False)
 
     def append(self, fields: Mapping[str, Any]) -> StoredCallRecord:
         """Stores a record with the next ``seq``, or finds the one already stored.
@@ -159,12 +190,11 @@ class CallRecordStore:
         directory = self._directory(create=True)
         try:
             with _locked(directory):
-                records = self.list()
-                wanted = _encode(dict(fields))
-                for record in records:
-                    if _encode(_fields_of(record.document)) == wanted:
-                        return record
-                seq = self._next_seq(records)
+                scanned = self._scan(documents=False)
+                found = self._find(fields, scanned)
+                if found is not None:
+                    return found
+                seq = self._next_seq(scanned)
                 document = {"format": RECORD_FORMAT, "format_version": 1, "seq": seq, **fields}
                 data = _encode(document)
                 digest = sha256_hex(data)
@@ -175,20 +205,18 @@ class CallRecordStore:
                 "the call record could not be stored",
                 {"reason": type(err).__name__},
             ) from None
-        return StoredCallRecord(seq, digest, _decode(data, digest, self._relative(directory)))
+        name = f"{seq:08d}-{digest}.json"
+        stored = _decode(data, digest, self._relative(directory / name))
+        self._known[name] = _Verified(len(data), False, _source_of(stored))
+        return StoredCallRecord(seq, digest, stored)
 
     def list(self) -> list[StoredCallRecord]:
         """Every record in ``seq`` order, each verified; the sequence must be 1..n."""
-        records = [self._read(path, int(seq), digest) for seq, digest, path in self._entries()]
-        for expected, record in enumerate(records, start=1):
-            if record.seq != expected:
-                raise CallRecordError(
-                    RECORD_CORRUPT,
-                    "the call records have a gap or a repeated sequence number",
-                    {"seq": expected, "path": self._relative(self.directory)},
-                )
-            _check_repair_source(record, records, self._relative(self.directory))
-        return records
+        return [
+            StoredCallRecord(entry.seq, entry.digest, entry.document)
+            for entry in self._scan(documents=True)
+            if entry.document is not None
+        ]
 
     def get(self, seq: int) -> StoredCallRecord:
         """The verified record ``seq``."""
@@ -198,7 +226,56 @@ class CallRecordStore:
         if len(found) > 1:
             raise CallRecordError(RECORD_CORRUPT, "two call records share a number", {"seq": seq})
         digest, path = found[0]
-        return self._read(path, seq, digest)
+        document = self._read(path, seq, digest, document=True)
+        assert document is not None
+        return StoredCallRecord(seq, digest, document)
+
+    def _scan(self, *, documents: bool) -> Sequence[_Entry]:
+        """Every record checked (bytes, hash, and once per record the strict
+        parse, canonical form and schema), then the numbering and repair sources."""
+        entries: builtins.list[_Entry] = []
+        for seq_text, digest, path in self._entries():
+            seq = int(seq_text)
+            document = self._read(path, seq, digest, document=documents)
+            entries.append(_Entry(seq, digest, path.name, document))
+        directory = self._relative(self.directory)
+        for expected, entry in enumerate(entries, start=1):
+            if entry.seq != expected:
+                raise CallRecordError(
+                    RECORD_CORRUPT,
+                    "the call records have a gap or a repeated sequence number",
+                    {"seq": expected, "path": directory},
+                )
+            source = self._known[entry.name].source
+            if source is not None and (
+                not 1 <= source[0] < entry.seq or entries[source[0] - 1].digest != source[1]
+            ):
+                raise CallRecordError(
+                    RECORD_CORRUPT,
+                    "a repair record does not name an earlier record",
+                    {"seq": entry.seq, "path": f"{directory}/{entry.name}"},
+                )
+        return entries
+
+    def _find(
+        self, fields: Mapping[str, Any], scanned: Sequence[_Entry]
+    ) -> StoredCallRecord | None:
+        """The stored record with exactly these fields, if any.
+
+        Compared by hash: the record these fields would make under each
+        stored number is encoded and hashed against that record's name, so
+        no stored document has to be read or parsed again.
+        """
+        for entry in scanned:
+            known = self._known[entry.name]
+            document = {"format": RECORD_FORMAT, "format_version": 1, "seq": entry.seq, **fields}
+            encodings = [_encode(document)]
+            if known.legacy:
+                encodings.append(_legacy_json(document))
+            for data in encodings:
+                if len(data) == known.size and sha256_hex(data) == entry.digest:
+                    return StoredCallRecord(entry.seq, entry.digest, json.loads(data))
+        return None
 
     def _entries(self) -> Iterator[tuple[str, str, Path]]:
         directory = self._directory(create=False)
@@ -219,7 +296,8 @@ class CallRecordStore:
                 )
         return iter(sorted(matches))
 
-    def _read(self, path: Path, seq: int, digest: str) -> StoredCallRecord:
+    def _read(self, path: Path, seq: int, digest: str, *, document: bool) -> dict[str, Any] | None:
+        """Checks one record; returns its document when asked (or when it was parsed anyway)."""
         relative = self._relative(path)
         where = {"seq": seq, "path": relative}
         try:
@@ -228,17 +306,23 @@ class CallRecordStore:
             raise CallRecordError(RECORD_CORRUPT, "a call record cannot be read", where) from None
         if sha256_hex(data) != digest:
             raise CallRecordError(RECORD_CORRUPT, "a call record does not match its SHA-256", where)
-        document = _decode(data, digest, relative)
-        if document.get("seq") != seq:
+        if path.name in self._known:
+            # The very bytes the strict parse accepted before: the C parser
+            # gives the same value, much faster.
+            return json.loads(data) if document else None
+        parsed = _decode(data, digest, relative)
+        if parsed.get("seq") != seq:
             raise CallRecordError(
                 RECORD_CORRUPT, "a call record's seq differs from its name", where
             )
-        return StoredCallRecord(seq, digest, document)
+        legacy = data != canonical_json(parsed)
+        self._known[path.name] = _Verified(len(data), legacy, _source_of(parsed))
+        return parsed
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.package_path).as_posix()
 
-    def _next_seq(self, records: Sequence[StoredCallRecord]) -> int:
+    def _next_seq(self, records: Sequence[_Entry]) -> int:
         # Under the lock, from the verified records (numbered 1..n), so a
         # crash between writing and linking costs nothing.
         seq = len(records) + 1
@@ -262,10 +346,6 @@ class CallRecordStore:
 def _is_own_leftover(name: str) -> bool:
     """The lock file and temporary files of an interrupted write (``.<name>.<hex>.tmp``)."""
     return name == _LOCK_NAME or (name.startswith(".") and name.endswith(".tmp"))
-
-
-def _fields_of(document: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in document.items() if k not in ("format", "format_version", "seq")}
 
 
 def _encode(document: Mapping[str, Any]) -> bytes:
@@ -309,25 +389,6 @@ def _check_schema(document: Mapping[str, Any], code: str, file: str | None = Non
     # Only the place, never the offending value: it may be response text.
     details = {"path": pointer} if file is None else {"path": file, "pointer": pointer}
     raise CallRecordError(code, "a call record violates llm-call-record-v1", details)
-
-
-def _check_repair_source(
-    record: StoredCallRecord, records: list[StoredCallRecord], directory: str
-) -> None:
-    """A repair record must name an earlier record by number and hash."""
-    repair = record.document.get("repair")
-    if not isinstance(repair, dict):
-        return
-    source_seq = repair["source_seq"]
-    if (
-        not 1 <= source_seq < record.seq
-        or records[source_seq - 1].sha256 != repair["source_sha256"]
-    ):
-        raise CallRecordError(
-            RECORD_CORRUPT,
-            "a repair record does not name an earlier record",
-            {"seq": record.seq, "path": f"{directory}/{record.seq:08d}-{record.sha256}.json"},
-        )
 
 
 @contextlib.contextmanager
