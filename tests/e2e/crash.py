@@ -14,11 +14,15 @@ leaves behind are skipped by every reader, so their absence changes nothing).
     with KillAtCommit(None) as count:      # count the commits of a clean run
         controller.run()
     count.commits
+
+``sigkill_after_commit`` (through ``CHILD``) does the same with a real
+``SIGKILL`` in a child process running ``vba``.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from types import TracebackType
 from typing import Any
@@ -66,4 +70,30 @@ class KillAtCommit:
         return commit
 
 
-__all__ = ["KillAtCommit", "Killed"]
+def sigkill_after_commit(kill_after: int) -> None:
+    """In a child process: a real ``kill -9`` of this process right after its
+    ``kill_after``-th file commit (nothing runs after it: no ``finally``, no
+    clean-up of temporary files)."""
+    commits = 0
+    for name in ("link", "replace"):
+        original = getattr(os, name)
+
+        def commit(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            nonlocal commits
+            result = _original(*args, **kwargs)
+            commits += 1
+            if commits == kill_after:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return result
+
+        setattr(os, name, commit)
+
+
+# `python -c CHILD N ARGS...`: `vba ARGS...`, killed with SIGKILL after commit N.
+CHILD = (
+    "import sys; from tests.e2e.crash import sigkill_after_commit; "
+    "sigkill_after_commit(int(sys.argv[1])); from viano_bug_analysis.cli import main; "
+    "raise SystemExit(main(sys.argv[2:]))"
+)
+
+__all__ = ["CHILD", "KillAtCommit", "Killed", "sigkill_after_commit"]

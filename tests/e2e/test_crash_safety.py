@@ -15,6 +15,8 @@ with the checkpoint log.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,7 @@ import pytest
 
 from tests.case_builder.conftest import ResearchSetup, case_spec
 from tests.controller.scripted_llm_server import ScriptedLlmServer
-from tests.e2e.crash import KillAtCommit, Killed
+from tests.e2e.crash import CHILD, KillAtCommit, Killed
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.enrichment import research_origin, vcore_profile
@@ -37,6 +39,7 @@ from viano_bug_analysis.investigation.recovery import CallRecordStore
 from viano_bug_analysis.investigation.steps import STEPS_DIR, StepLog
 from viano_bug_analysis.project_research import ProjectResearch, load_config
 
+REPO = Path(__file__).resolve().parents[2]
 SETTINGS = InvestigationSettings(
     max_steps=4, invalid_response_limit=3, response_recovery_version=1, dispatch_cost=100
 )
@@ -198,3 +201,54 @@ def test_killed_after_every_file_commit_the_rerun_ends_as_the_clean_run(
         assert billed_by_journal(package) == TOKENS_PER_REPLY * len(SCRIPT), point
         assert end_state(package) == expected, point
         shutil.rmtree(package)
+
+
+def test_vba_investigate_killed_with_sigkill_after_every_file_commit_resumes_exactly(
+    tmp_path: Path, research_setup: ResearchSetup
+) -> None:
+    template = build_two_hypothesis_case(tmp_path, research_setup)
+
+    def vba(package: Path, server: ScriptedLlmServer, kill_after: int) -> int:
+        config = tmp_path / "investigate.toml"
+        config.write_text(
+            f"""[llm]
+base_urls = ["{server.base_url}"]
+model = "scripted"
+max_retries = 0
+[investigation]
+response_recovery_version = 1
+max_steps = 4
+dispatch_cost = 100
+[research]
+config = "{research_setup.config_path}"
+"""
+        )
+        command = [sys.executable, "-c", CHILD, str(kill_after), "investigate", str(package),
+                   "--config", str(config)]  # fmt: skip
+        done = subprocess.run(
+            command, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
+        assert "Traceback" not in done.stderr, done.stderr
+        return done.returncode
+
+    clean = tmp_path / "clean"
+    shutil.copytree(template, clean)
+    with ScriptedLlmServer(SCRIPT) as server:
+        assert vba(clean, server, 0) == 0
+    expected = end_state(clean)
+
+    stop = 0
+    while True:
+        stop += 1
+        package = tmp_path / f"s{stop:03d}"
+        shutil.copytree(template, package)
+        with ScriptedLlmServer(SCRIPT) as server:
+            if vba(package, server, stop) == 0:
+                break  # fewer commits than `stop`: every commit was killed after
+            assert vba(package, server, 0) == 0, stop
+            assert len(server.requests) == len(SCRIPT) and server.unscripted == 0, stop
+        assert billed_by_journal(package) == TOKENS_PER_REPLY * len(SCRIPT), stop
+        assert end_state(package) == expected, stop
+        shutil.rmtree(package)
+    print(f"\nvba investigate killed with SIGKILL after each of its {stop - 1} file commits")
+    assert stop > 30
