@@ -86,8 +86,14 @@ def first_error(validator: Validator, instance: Any) -> jsonschema.ValidationErr
     return error
 
 
-def violation(error: jsonschema.ValidationError, prefix: Sequence[object] = ()) -> Violation:
-    """Describe ``error``; ``prefix`` is the path of the validated part in its document."""
+def violation(
+    error: jsonschema.ValidationError, prefix: Sequence[object] = (), *, name_unknown: bool = True
+) -> Violation:
+    """Describe ``error``; ``prefix`` is the path of the validated part in its document.
+
+    ``name_unknown=False`` never echoes an unknown property's name, for
+    documents whose keys may themselves be data (a packaged snapshot).
+    """
     parts = [*prefix, *error.absolute_path]
     # A ``false`` subschema reports no keyword at all.
     rule = "false" if error.validator is None else str(error.validator)
@@ -108,7 +114,7 @@ def violation(error: jsonschema.ValidationError, prefix: Sequence[object] = ()) 
             property=name,
         )
     if rule in {"additionalProperties", "unevaluatedProperties"} and isinstance(instance, Mapping):
-        return _unknown_property(error, parts, rule)
+        return _unknown_property(error, parts, rule, name_unknown)
     if rule == "false":
         return Violation(at, rule, f"property {leaf!r} is not allowed here at {where}", leaf)
     if rule == "enum":
@@ -146,11 +152,11 @@ def violation(error: jsonschema.ValidationError, prefix: Sequence[object] = ()) 
 
 
 def describe_first(
-    validator: Validator, instance: Any, prefix: Sequence[object] = ()
+    validator: Validator, instance: Any, prefix: Sequence[object] = (), *, name_unknown: bool = True
 ) -> Violation | None:
     """``violation(first_error(...))``, or None when the precise validator accepts."""
     error = first_error(validator, instance)
-    return None if error is None else violation(error, prefix)
+    return None if error is None else violation(error, prefix, name_unknown=name_unknown)
 
 
 def disagreement(prefix: Sequence[object] = ()) -> Violation:
@@ -178,7 +184,7 @@ _BOUND_WORDS = {
 
 
 def _unknown_property(
-    error: jsonschema.ValidationError, parts: list[object], rule: str
+    error: jsonschema.ValidationError, parts: list[object], rule: str, name_unknown: bool
 ) -> Violation:
     schema = error.schema if isinstance(error.schema, Mapping) else {}
     instance = error.instance if isinstance(error.instance, Mapping) else {}
@@ -189,7 +195,7 @@ def _unknown_property(
     )
     allowed = _alternatives(sorted(known)) if known else None
     where = pointer(parts) or "/"
-    name = extra[0] if extra and _FIELD.fullmatch(extra[0]) else None
+    name = extra[0] if name_unknown and extra and _FIELD.fullmatch(extra[0]) else None
     if name is None:
         text = f"object at {where} has a property the contract does not define"
         at = pointer(parts)

@@ -222,3 +222,27 @@ def test_raw_array_of_empty_objects_knows_no_column() -> None:
 
 def test_raw_array_with_a_bom_is_accepted() -> None:
     assert shape_of(b'\xef\xbb\xbf[{"id": 1}]').known_columns == ("id",)
+
+
+# --- exact numbers and named errors (issue 11, points 18 and 21) ---------------------
+
+
+def test_an_integral_float_format_version_is_refused() -> None:
+    # JSON Schema's const counts 1.0 as 1; the snapshot header does not.
+    err = rejected(document(format_version=1.0))
+    assert (err.code, err.details["pointer"], err.details["keyword"]) == (
+        "snapshot_invalid",
+        "/format_version",
+        "const",
+    )
+
+
+def test_a_bad_coverage_lists_the_coverages() -> None:
+    err = rejected(document(coverage="full"))
+    assert err.details["allowed"] == list(COVERAGES)
+    assert "partial, complete_snapshot, unknown, schema_only" in err.message
+
+
+def test_a_missing_header_property_is_named_in_the_message() -> None:
+    err = rejected(document(table=DROP))
+    assert "'table'" in err.message and err.details["pointer"] == "/table"

@@ -15,22 +15,22 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped, unused-ignore]
-
 from viano_bug_analysis.errors import RowSnapshotError
+from viano_bug_analysis.schema_errors import describe_first, disagreement
+from viano_bug_analysis.schemas import fast_validator, schema_validator
 from viano_bug_analysis.snapshot.rows import RowTable
 from viano_bug_analysis.tools.errors import ToolError, wrap_core_error
 
 FORMAT = "viano-database-snapshot"
 FORMAT_VERSION = 1
 COVERAGES = ("partial", "complete_snapshot", "unknown", "schema_only")
-SCHEMA_FILE = "database-snapshot-v1.schema.json"
+SCHEMA_NAME = "database-snapshot-v1"
+SCHEMA_FILE = SCHEMA_NAME + ".schema.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +83,14 @@ def _validate_document(rows: RowTable) -> SnapshotShape:
     # The rows are already known to be an array of objects; a stand-in keeps
     # the schema's "rows is required unless schema_only" rule checkable.
     instance = {**header, "rows": []} if has_rows else dict(header)
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(instance))
-    if error is not None:
-        raise ToolError(
-            "snapshot_invalid",
-            "the snapshot header does not match database-snapshot-v1",
-            {"pointer": _error_pointer(error), "keyword": str(error.validator)},
-        )
+    if not fast_validator(SCHEMA_NAME).is_valid(instance):
+        # Keys of a packaged member may be data: an unknown one is never named.
+        found = describe_first(schema_validator(SCHEMA_NAME), instance, name_unknown=False)
+        found = found or disagreement()
+        details: dict[str, Any] = {"pointer": found.pointer, "keyword": found.rule}
+        if found.allowed is not None:
+            details["allowed"] = list(found.allowed)
+        raise ToolError("snapshot_invalid", f"the snapshot header: {found.message}", details)
 
     declared = tuple(dict(column) for column in header["columns"])
     names: set[str] = set()
@@ -118,27 +119,8 @@ def _validate_document(rows: RowTable) -> SnapshotShape:
     )
 
 
-def _error_pointer(error: Any) -> str:
-    """The JSON Pointer of the failing header part.
-
-    Path segments come from the schema (property names) or are array
-    indexes, so the pointer never repeats a key or value from the member.
-    An additional property is reported at its parent object.
-    """
-    path = list(error.absolute_path)
-    if error.validator == "required" and isinstance(error.instance, Mapping):
-        missing = [name for name in error.validator_value if name not in error.instance]
-        path.extend(missing[:1])
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
-
-
 @cache
 def _schema() -> dict[str, Any]:
     resource = files("viano_bug_analysis") / "schemas" / SCHEMA_FILE
     schema: dict[str, Any] = json.loads(resource.read_text(encoding="utf-8"))
     return schema
-
-
-@cache
-def _validator() -> Any:
-    return jsonschema.Draft202012Validator(_schema())
