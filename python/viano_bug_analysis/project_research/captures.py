@@ -41,6 +41,7 @@ import orjson
 
 from viano_bug_analysis.durable import PackageFiles
 from viano_bug_analysis.project_research.errors import ResearchError
+from viano_bug_analysis.schema_errors import describe_first, disagreement
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 
 CAPTURE_SCHEMA = "project-capture-v1"
@@ -133,17 +134,18 @@ class Capture:
 
 
 def _check(document: Mapping[str, Any]) -> None:
-    checks = (
-        (CAPTURE_SCHEMA, "", document),
-        (RESULT_SCHEMA, "/result", document.get("result")),
-        (QUERY_SCHEMA, "/request", document.get("request")),
+    checks: tuple[tuple[str, tuple[str, ...], Any], ...] = (
+        (CAPTURE_SCHEMA, (), document),
+        (RESULT_SCHEMA, ("result",), document.get("result")),
+        (QUERY_SCHEMA, ("request",), document.get("request")),
     )
     for name, prefix, value in checks:
         if fast_validator(name).is_valid(value):
             continue
-        error = next(iter(schema_validator(name).iter_errors(value)), None)
-        path = "".join(f"/{part}" for part in error.absolute_path) if error else ""
-        raise CaptureError("capture_invalid", f"capture violates {name}", {"path": prefix + path})
+        found = describe_first(schema_validator(name), value, prefix) or disagreement(prefix)
+        raise CaptureError(
+            "capture_invalid", f"capture violates {name}: {found.message}", found.details()
+        )
     result = document["result"]
     if result["query"] != document["request"] or result["origin"] != document["origin"]:
         raise CaptureError(
