@@ -4,6 +4,7 @@ the canonical encoding (orjson bytes, exact big integers, typed refusals)."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 import unicodedata
 from typing import Any
@@ -334,3 +335,77 @@ def test_sha256_hex() -> None:
 def test_canonical_bytes_do_not_depend_on_insertion_order(value: Any) -> None:
     if isinstance(value, dict):
         assert canonical_bytes(dict(reversed(list(value.items())))) == canonical_bytes(value)
+
+
+# --- the fast path and the exact parser agree ------------------------------------------
+
+_TRICKY = [
+    *'{}[]",:\\ -+.eE0123456789',
+    "NaN",
+    "Infinity",
+    "1e400",
+    "\u0663",
+    "\uff10",
+    "\\ud83d",
+    "\\ude00",
+    "\ud83d",
+    "\ufeff",
+    '"a":1,"a":2',
+    "\t",
+    "\x00",
+    "[" * 70,
+    "]" * 70,
+]
+
+
+@st.composite
+def near_json(draw: st.DrawFn) -> str:
+    """Valid JSON with a few small edits from characters that matter to a parser."""
+    text = json.dumps(draw(_values), ensure_ascii=draw(st.booleans()))
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(text)))
+        cut = draw(st.integers(0, 2))
+        text = text[:at] + draw(st.sampled_from(_TRICKY)) + text[at + cut :]
+    return text
+
+
+@settings(max_examples=500)
+@given(st.one_of(near_json(), st.text(max_size=60), st.builds(json.dumps, _values)))
+def test_the_fast_path_agrees_with_the_exact_parser(text: str) -> None:
+    fast = jsonio._fast_parse(text, MAX_DEPTH)
+    try:
+        exact = jsonio._parse(text, MAX_DEPTH)
+    except jsonio._Reject:
+        assert fast is jsonio._MISS  # only the exact parser decides failures
+        return
+    if fast is not jsonio._MISS:
+        assert fast == exact
+        assert canonical_bytes(fast) == canonical_bytes(exact)  # 1, 1.0 and true differ
+
+
+@given(_values, st.booleans())
+def test_valid_json_takes_the_fast_path(value: Any, indent: bool) -> None:
+    text = json.dumps(value, ensure_ascii=False, indent=1 if indent else None)
+    assert jsonio._fast_parse(text, MAX_DEPTH) is not jsonio._MISS
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['"\\ud83d\\ude00"', '["\\\\ud83d"]', "[" * MAX_DEPTH + "]" * MAX_DEPTH + " "],
+)
+def test_what_the_fast_path_leaves_out_still_parses(text: str) -> None:
+    assert strict_parse(text) == Parsed(json.loads(text))
+
+
+def test_deep_input_never_reaches_the_c_parser_whatever_the_recursion_limit() -> None:
+    # With a raised limit the C parser would recurse until the C stack ran out.
+    text = "[" * 200_000 + "]" * 200_000
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1_000_000)
+    try:
+        assert strict_parse(text) == JsonFailure("too_deep", MAX_DEPTH)
+        parsed = strict_parse(text, max_depth=300_000)  # the exact parser needs no recursion
+        assert isinstance(parsed, Parsed)
+        assert not jsonio._deeper_than(parsed.value, 200_000)
+    finally:
+        sys.setrecursionlimit(limit)

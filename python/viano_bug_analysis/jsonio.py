@@ -34,7 +34,12 @@ it as :class:`JsonDecodeError` (code ``json_<reason>``).
 
 The parser is iterative and linear in the input: every step consumes input,
 strings are scanned by the standard library's C scanner, and the number
-pattern cannot backtrack.
+pattern cannot backtrack. Valid input takes a fast path first: the C
+``json.loads`` with hooks for the rules it lacks (duplicate keys, constants,
+overflow), with linear checks for what no hook sees (any surrogate before,
+the nesting depth after). Whatever it does not accept goes through the exact parser, which
+alone decides failures and their offsets; a property test checks that both
+paths agree.
 
 Encoding (:func:`canonical_bytes`)
 ==================================
@@ -74,6 +79,7 @@ import json.decoder
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Final, Literal, TypeAlias
 
 import orjson
@@ -171,6 +177,9 @@ def strict_parse(
         len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes
     ):
         return JsonFailure(TOO_LARGE, 0)
+    value = _fast_parse(text, max_depth)
+    if value is not _MISS:
+        return Parsed(value)
     try:
         return Parsed(_parse(text, max_depth))
     except _Reject as reject:
@@ -332,6 +341,91 @@ def _parse(text: str, max_depth: int) -> Any:
             stack.pop()
             value = top if isinstance(top, list) else top.value
             index += 1
+
+
+# --- the fast path ---------------------------------------------------------------------
+
+_MISS: Final = object()
+# Any escape of a surrogate, paired or not: the C scanner joins pairs and keeps
+# lone halves, so such texts are left to the exact parser.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# The C parser recurses once per level. Below this many levels that is safe
+# whatever the interpreter's recursion limit is set to; beyond, the levels are
+# counted first.
+_C_SAFE_DEPTH: Final = 500
+_STRING_LITERAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP: Final = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class _Refused(Exception):
+    pass
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _Refused
+    return result
+
+
+def _no_constant(_name: str) -> Any:
+    raise _Refused
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        raise _Refused
+    return number
+
+
+def _fast_parse(text: str, max_depth: int) -> Any:
+    """The value of ``text`` if it is strict JSON the C parser can take, else ``_MISS``.
+
+    It never decides a failure: anything unusual is a miss and goes to the
+    exact parser. The depth of what the C parser built is measured afterwards;
+    input that could take it beyond :data:`_C_SAFE_DEPTH` levels never reaches it.
+    """
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text) is not None:
+        return _MISS
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a raw lone surrogate
+            return _MISS
+    if text.count("[") + text.count("{") > _C_SAFE_DEPTH and _nesting(text) > _C_SAFE_DEPTH:
+        return _MISS
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_unique_object,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+        )
+    except (_Refused, ValueError, RecursionError):
+        return _MISS
+    return value if not _deeper_than(value, max_depth) else _MISS
+
+
+def _nesting(text: str) -> int:
+    """An upper bound of the nesting the C parser can reach: the running count
+    of brackets outside string literals (linear regex passes, no recursion)."""
+    brackets = _NOT_A_BRACKET.sub("", _STRING_LITERAL.sub("", text))
+    return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
+
+
+def _deeper_than(root: Any, max_depth: int) -> bool:
+    """Whether ``root`` nests more than ``max_depth`` arrays/objects (iterative)."""
+    pending = [(root, 1)] if isinstance(root, (dict, list)) else []
+    while pending:
+        value, depth = pending.pop()
+        if depth > max_depth:
+            return True
+        for item in value.values() if isinstance(value, dict) else value:
+            if isinstance(item, (dict, list)):
+                pending.append((item, depth + 1))
+    return False
 
 
 # --- encoding ------------------------------------------------------------------------
