@@ -144,6 +144,7 @@ def test_research_unknown_kind_lists_the_kinds() -> None:
     assert info.value.code == "kind_unknown"
     assert "database.rows" in info.value.details["allowed"]
     assert "database.rows" in info.value.message
+    assert info.value.details["hint"].startswith("allowed: source.files, ")  # documented
 
 
 # -- case specs --------------------------------------------------------------------------------

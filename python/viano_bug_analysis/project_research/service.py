@@ -196,6 +196,7 @@ def _schema_error(found: Violation) -> ResearchError:
         details["hint"] = "allowed: " + ", ".join(OPERATORS)
         return ResearchError("operator_unknown", found.message, details)
     if found.rule == "enum" and found.pointer == "/kind":
+        details["hint"] = "allowed: " + ", ".join(KINDS)
         return ResearchError("kind_unknown", found.message, details)
     return ResearchError("query_invalid", found.message, details)
 
