@@ -66,9 +66,11 @@ produces the bytes orjson would have produced (a property test checks it).
 
 It is **not** RFC 8785 (JCS): JCS sorts keys by UTF-16 code units (we sort by
 code point, which differs only for keys outside the BMP versus U+E000-U+FFFF),
-writes numbers as ECMAScript does (``1e+21`` but ``100`` for the float
-``100.0``, which we write ``100.0``) and refuses integers beyond 2**53, which
-we write exactly.
+writes numbers as ECMAScript does (``100`` for the float ``100.0``, which we
+write ``100.0``; ``10000000000000000`` for ``1e16``, which we write
+``1e+16``) and knows only IEEE 754 doubles, so it cannot carry an integer
+beyond 2**53 exactly; we write integers exactly and keep ``1`` and ``1.0``
+apart.
 """
 
 from __future__ import annotations
