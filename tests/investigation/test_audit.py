@@ -335,3 +335,17 @@ def test_records_written_with_the_earlier_ascii_encoding_are_still_read(tmp_path
     assert record.sha256 == hashlib.sha256(data).hexdigest()
     # Finding it again by content needs no rewrite either.
     assert store.append(fields("ä")) == record
+
+
+def test_an_earlier_record_that_kept_a_lone_surrogate_is_corrupt_now(tmp_path: Path) -> None:
+    document = {"format": "viano-llm-call-record", "format_version": 1, "seq": 1}
+    document.update(fields("net \ud83d"))
+    data = json.dumps(document, sort_keys=True, separators=(",", ":")).encode("ascii")
+    package = tmp_path
+    (package / CALLS_DIR).mkdir(parents=True)
+    name = f"00000001-{hashlib.sha256(data).hexdigest()}.json"
+    (package / CALLS_DIR / name).write_bytes(data)
+    with pytest.raises(CallRecordError) as raised:
+        CallRecordStore(package)
+    assert raised.value.code == RECORD_CORRUPT
+    assert raised.value.details["path"] == f"analysis/llm/calls/{name}"
