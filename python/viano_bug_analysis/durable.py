@@ -43,9 +43,14 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
-import orjson
-
 from viano_bug_analysis.errors import PackageFileError
+from viano_bug_analysis.jsonio import (
+    MAX_ENCODE_DEPTH,
+    JsonDecodeError,
+    JsonEncodeError,
+    canonical_bytes,
+    strict_loads,
+)
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -62,8 +67,13 @@ Relative = str | PurePath
 
 
 def compact_json(value: Any) -> bytes:
-    """The stored byte form of the investigation stores: UTF-8, keys sorted, no whitespace."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    """The stored byte form of the investigation stores: UTF-8, keys sorted, no whitespace.
+
+    ``jsonio.canonical_bytes``: orjson's bytes wherever orjson can write the
+    value (so stored hashes do not change), and integers beyond 64 bits
+    exact, as router results and request filters may hold them.
+    """
+    return canonical_bytes(value)
 
 
 class PackageFiles:
@@ -331,14 +341,15 @@ def parse_document(
     """Parses stored bytes strictly (see ``PackageFiles.read_document``)."""
     parts = _parts(rel)
     try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        # Not orjson.loads: it silently turns an integer beyond 64 bits into a float.
+        document = strict_loads(data, max_depth=MAX_ENCODE_DEPTH, max_bytes=max(len(data), 1))
+    except JsonDecodeError:
         raise _corrupt(parts, "not JSON") from None
     if not isinstance(document, dict):
         raise _corrupt(parts, "not a JSON object")
     try:
         stored_form = encode(document)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, JsonEncodeError):
         stored_form = b""
     if stored_form != data:
         raise _corrupt(parts, "not in its stored byte form")
