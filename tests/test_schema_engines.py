@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from tests.project_research.research_fakes import FakeDatabase, FakeGit, make_config
 from tests.project_research.test_service import VALID as RESEARCH_QUERIES
 from tests.test_schema_errors import REQUEST
-from viano_bug_analysis.project_research import ProjectResearch, service
+from viano_bug_analysis.project_research import ProjectResearch, ResearchError, validate_query
 from viano_bug_analysis.project_research.captures import Capture
 from viano_bug_analysis.schema_errors import describe_first
 from viano_bug_analysis.schemas import (
@@ -369,18 +369,21 @@ def test_the_engines_agree_on_generated_documents(name: str) -> None:
     check()
 
 
+SCHEMA_CODES = {"query_invalid", "unknown_field", "kind_unknown", "operator_unknown"}
+
+
 @settings(max_examples=300, deadline=None)
 @given(documents("project-query-v1"))
-def test_research_split_validators_agree_with_the_whole_schema(document: Any) -> None:
-    # validate_query asks the split (envelope + one kind) precise validators.
-    validators = service._validators()
-    whole = validators.whole.is_valid(document)
-    if not isinstance(document, dict):
-        return
-    found = describe_first(validators.envelope, document)
-    if found is None:
-        found = describe_first(validators.kinds[document["kind"]], document)
-    assert whole == (found is None), document
+def test_validate_query_refuses_exactly_what_the_engines_refuse(document: Any) -> None:
+    # The research service asks the compiled validator, then names the error.
+    accepted = fast_validator("project-query-v1").is_valid(document)
+    try:
+        validate_query(document)
+    except ResearchError as err:
+        if isinstance(document, dict):
+            assert (err.code in SCHEMA_CODES) != accepted, (err.code, document)
+    else:
+        assert accepted, document
 
 
 @pytest.mark.parametrize(

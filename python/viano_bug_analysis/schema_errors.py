@@ -159,6 +159,24 @@ def describe_first(
     return None if error is None else violation(error, prefix, name_unknown=name_unknown)
 
 
+def check(
+    name: str, document: Any, prefix: Sequence[object] = (), *, name_unknown: bool = True
+) -> Violation | None:
+    """None when ``document`` satisfies the bundled schema ``name``, else its first violation.
+
+    The compiled validator answers; only a refused document is described,
+    by the precise validator of the whole schema. ``if``/``then`` branches
+    report their inner errors at their own paths, so no split of the schema
+    is needed to name the place.
+    """
+    from viano_bug_analysis.schemas import fast_validator, schema_validator
+
+    if fast_validator(name).is_valid(document):
+        return None
+    found = describe_first(schema_validator(name), document, prefix, name_unknown=name_unknown)
+    return found or disagreement(prefix)
+
+
 def disagreement(prefix: Sequence[object] = ()) -> Violation:
     """What to say when the compiled validator refuses and the precise one accepts.
 
@@ -256,6 +274,7 @@ def _document_order(error: jsonschema.ValidationError) -> tuple[list[tuple[int, 
 __all__ = [
     "MAX_ALTERNATIVES",
     "Violation",
+    "check",
     "describe_first",
     "disagreement",
     "first_error",

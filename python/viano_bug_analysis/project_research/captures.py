@@ -8,7 +8,7 @@ A capture is what a ProjectResearch answer looks like as evidence:
      "result": <the project-result-v1 document>}
 
 Its identity is the SHA-256 of its compact form (UTF-8, keys sorted, no
-whitespace: ``orjson.dumps(capture, option=OPT_SORT_KEYS)``). The store keeps
+whitespace: ``jsonio.canonical_bytes``, integers of any size exact). The store keeps
 exactly those bytes in ``analysis/evidence/captures/<sha256>.json``, so the
 file name is the hash of the file. The same answer to the same query at the
 same commit or snapshot is the same capture: storing it again is not new
@@ -37,9 +37,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import orjson
-
 from viano_bug_analysis.durable import PackageFiles
+from viano_bug_analysis.jsonio import (
+    MAX_ENCODE_DEPTH,
+    JsonDecodeError,
+    JsonEncodeError,
+    canonical_bytes,
+    strict_loads,
+)
 from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.schema_errors import describe_first, disagreement
 from viano_bug_analysis.schemas import fast_validator, schema_validator
@@ -56,11 +61,18 @@ class CaptureError(ResearchError):
 
 
 def compact(value: Any) -> bytes:
-    """The hashed and stored byte form: UTF-8, keys sorted, no whitespace."""
+    """The hashed and stored byte form: ``jsonio.canonical_bytes`` (integers of any size exact)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except (TypeError, orjson.JSONEncodeError) as err:
-        raise CaptureError("capture_invalid", "capture is not a JSON document") from err
+        return canonical_bytes(value)
+    except JsonEncodeError as err:
+        raise CaptureError(
+            "capture_invalid", "capture is not a JSON document", {"reason": err.code}
+        ) from None
+
+
+def _plain(data: bytes) -> Any:
+    # orjson.loads would turn an integer beyond 64 bits into a float.
+    return strict_loads(data, max_depth=MAX_ENCODE_DEPTH, max_bytes=max(len(data), 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +102,7 @@ class Capture:
         _check(document)
         data = compact(document)
         # Parsed back so that the object holds plain JSON values, not caller objects.
-        return cls(orjson.loads(data), data, hashlib.sha256(data).hexdigest())
+        return cls(_plain(data), data, hashlib.sha256(data).hexdigest())
 
     @classmethod
     def from_bytes(cls, data: bytes, sha256: str) -> Capture:
@@ -100,11 +112,11 @@ class Capture:
                 "capture_corrupt", "stored capture does not match its SHA-256", {"sha256": sha256}
             )
         try:
-            document = orjson.loads(data)
-        except orjson.JSONDecodeError as err:
+            document = _plain(data)
+        except JsonDecodeError:
             raise CaptureError(
                 "capture_corrupt", "stored capture is not JSON", {"sha256": sha256}
-            ) from err
+            ) from None
         if not isinstance(document, dict) or compact(document) != data:
             raise CaptureError(
                 "capture_corrupt", "stored capture is not in compact form", {"sha256": sha256}

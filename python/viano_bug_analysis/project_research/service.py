@@ -32,24 +32,18 @@ import hashlib
 import math
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache
 from typing import Any, Protocol
 
-import jsonschema_rs
-import orjson
-from jsonschema.protocols import Validator
-
+from viano_bug_analysis.jsonio import (
+    MAX_ENCODE_DEPTH,
+    JsonEncodeError,
+    canonical_bytes,
+    strict_loads,
+)
 from viano_bug_analysis.project_research.captures import Capture
 from viano_bug_analysis.project_research.config import Limits, ResearchConfig
 from viano_bug_analysis.project_research.errors import ResearchError
-from viano_bug_analysis.schema_errors import Violation, describe_first, disagreement, pointer
-from viano_bug_analysis.schemas import (
-    fast_validator,
-    load_schema,
-    precise_validator,
-    schema_validator,
-)
+from viano_bug_analysis.schema_errors import Violation, check, pointer
 
 QUERY_SCHEMA = "project-query-v1"
 RESULT_SCHEMA = "project-result-v1"
@@ -136,33 +130,19 @@ class DatabaseProvider(Protocol):
 # --- validation ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Validators:
-    # The compiled (Rust) validator gives the fast yes/no; only a rejected
-    # query goes through the precise validators to name its first error.
-    whole: jsonschema_rs.Draft202012Validator
-    envelope: Validator
-    kinds: Mapping[str, Validator]
-
-
-@cache
-def _validators() -> _Validators:
-    schema = load_schema(QUERY_SCHEMA)
-    defs = schema["$defs"]
-    envelope = {"type": "object", "required": ["kind"], "properties": schema["properties"]}
-    return _Validators(
-        whole=fast_validator(QUERY_SCHEMA),
-        envelope=precise_validator(envelope),
-        kinds={
-            kind: precise_validator({"$defs": defs, "$ref": f"#/$defs/query/{kind}"})
-            for kind in defs["query"]
-        },
-    )
-
-
 def compact_json(value: Any) -> bytes:
-    """The hashed byte form: UTF-8, keys sorted, no whitespace (``orjson`` with sorted keys)."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    """The hashed byte form: ``jsonio.canonical_bytes`` (UTF-8, keys sorted, no whitespace).
+
+    orjson's bytes wherever orjson can write the value, and integers beyond
+    64 bits exact: a filter on a DECIMAL or BIGINT UNSIGNED column may hold one.
+    """
+    return canonical_bytes(value)
+
+
+def _plain(data: bytes) -> Any:
+    """Plain JSON values back from canonical bytes (orjson.loads would turn an
+    integer beyond 64 bits into a float)."""
+    return strict_loads(data, max_depth=MAX_ENCODE_DEPTH, max_bytes=max(len(data), 1))
 
 
 def _pointer(parts: Sequence[object]) -> str:
@@ -212,28 +192,25 @@ def validate_query(query: Any, limits: Limits | None = None) -> dict[str, Any]:
     limits = limits or Limits()
     if not isinstance(query, Mapping):
         raise ResearchError("query_invalid", "query must be a JSON object", {"path": ""})
-    try:
-        raw = compact_json(query)
-    except (TypeError, orjson.JSONEncodeError) as err:
-        raise ResearchError("query_invalid", "query is not a JSON document", {"path": ""}) from err
+    # Before encoding: the encoder refuses NaN too, but cannot say where it is.
     if (where := _non_finite_path(query)) is not None:
         raise ResearchError(
             "query_invalid", "numbers must be finite", {"path": _pointer(where), "rule": "type"}
         )
+    try:
+        raw = compact_json(query)
+    except JsonEncodeError as err:
+        raise ResearchError(
+            "query_invalid", "query is not a JSON document", {"path": "", "reason": err.code}
+        ) from None
     if len(raw) > MAX_QUERY_BYTES:
         raise ResearchError(
             "query_too_large",
             "query exceeds the query size limit",
             {"path": "", "limit": MAX_QUERY_BYTES, "size": len(raw)},
         )
-    document: dict[str, Any] = orjson.loads(raw)
-    validators = _validators()
-    if not validators.whole.is_valid(document):
-        found = (
-            describe_first(validators.envelope, document)
-            or describe_first(validators.kinds[document["kind"]], document)
-            or disagreement()
-        )
+    document: dict[str, Any] = _plain(raw)
+    if (found := check(QUERY_SCHEMA, document)) is not None:
         raise _schema_error(found)
     _check_limits(document, limits)
     return document
@@ -539,13 +516,12 @@ def _frozen_result(answer: Mapping[str, Any]) -> dict[str, Any]:
     cannot change what is validated, returned and captured.
     """
     try:
-        document: dict[str, Any] = orjson.loads(compact_json(answer))
-    except (TypeError, orjson.JSONEncodeError) as err:
+        document: dict[str, Any] = _plain(compact_json(answer))
+    except JsonEncodeError:
         raise ResearchError(
             "provider_result_invalid", "the provider answered with a non-JSON value"
-        ) from err
-    if not fast_validator(RESULT_SCHEMA).is_valid(document):
-        found = describe_first(schema_validator(RESULT_SCHEMA), document) or disagreement()
+        ) from None
+    if (found := check(RESULT_SCHEMA, document)) is not None:
         raise ResearchError(
             "provider_result_invalid",
             "the provider's answer violates project-result-v1",

@@ -1,23 +1,20 @@
 """Validation of an investigation request document, before anything is read.
 
 Checks run in a fixed order and the first failure rejects the whole batch:
-size, JSON Schema (envelope, then each request's arguments), batch size,
-duplicate request IDs, repeated (hypothesis, action) pairs, then the limits
-that depend only on the request (page sizes, context span, line order).
+size, JSON Schema of the envelope, batch size, JSON Schema of the requests
+(one check of the whole schema, its first error in document order, named by
+``schema_errors``), duplicate request IDs, repeated (hypothesis, action)
+pairs, then the limits that depend only on the request (page sizes, context
+span, line order).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-import jsonschema_rs
-from jsonschema.protocols import Validator
-
 from viano_bug_analysis.jsonio import JsonEncodeError, canonical_bytes, sha256_hex
-from viano_bug_analysis.schema_errors import Violation, describe_first, disagreement
-from viano_bug_analysis.schemas import compiled_validator, load_schema, precise_validator
+from viano_bug_analysis.schema_errors import Violation, check
 from viano_bug_analysis.tools.errors import ToolError
 from viano_bug_analysis.tools.limits import ToolLimits
 
@@ -61,38 +58,6 @@ class Batch:
     sha256: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Validators:
-    # Compiled (Rust) validator of the whole schema: the fast yes/no answer.
-    # Only a rejected document goes through the slower, precise validators
-    # below to find the first error and its place.
-    whole: jsonschema_rs.Draft202012Validator
-    envelope: Validator
-    item: Validator
-    arguments: dict[str, Validator]
-
-
-@cache
-def _validators() -> _Validators:
-    """The bundled schema, split so that each error names its exact place."""
-    schema = load_schema(REQUEST_SCHEMA)
-    defs = schema["$defs"]
-    envelope = {
-        **schema,
-        "properties": {**schema["properties"], "requests": {"type": "array", "minItems": 1}},
-    }
-    item = {key: value for key, value in defs["request"].items() if key != "allOf"}
-    return _Validators(
-        whole=compiled_validator(schema),
-        envelope=precise_validator(envelope),
-        item=precise_validator({**item, "$defs": defs}),
-        arguments={
-            op: precise_validator({"$defs": defs, "$ref": f"#/$defs/arguments/{op}"})
-            for op in defs["arguments"]
-        },
-    )
-
-
 _UNKNOWN_FIELD_RULES = frozenset({"additionalProperties", "unevaluatedProperties", "false"})
 
 
@@ -107,6 +72,14 @@ def _schema_error(found: Violation, request_index: int | None) -> ToolError:
     return ToolError("request_invalid", found.message, details)
 
 
+def _request_index(found: Violation | None) -> int | None:
+    """The index of the element of ``requests`` a violation lies in, if it does."""
+    if found is None or not found.pointer.startswith("/requests/"):
+        return None
+    part = found.pointer.split("/")[2]
+    return int(part) if part.isdigit() else None
+
+
 def parse_batch(document: Any, limits: ToolLimits) -> Batch:
     if not isinstance(document, dict):
         raise ToolError("request_invalid", "request must be a JSON object", {"path": ""})
@@ -117,9 +90,11 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
             "request document exceeds the request size limit",
             {"limit": limits.request_bytes, "size": len(raw)},
         )
-    validators = _validators()
-    valid = validators.whole.is_valid(document)
-    if not valid and (found := describe_first(validators.envelope, document)) is not None:
+    found = check(REQUEST_SCHEMA, document)
+    # Errors come in document order, so one inside an element means the
+    # envelope is sound; the batch size is then checked before the element.
+    index = _request_index(found)
+    if found is not None and index is None:
         raise _schema_error(found, None)
     items = document["requests"]
     if len(items) > limits.batch_requests:
@@ -128,16 +103,10 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
             "batch has more requests than the batch limit",
             {"limit": limits.batch_requests, "requests": len(items)},
         )
+    if found is not None:
+        raise _schema_error(found, index)
     requests = []
     for index, item in enumerate(items):
-        where = ("requests", index)
-        if not valid and (found := describe_first(validators.item, item, where)) is not None:
-            raise _schema_error(found, index)
-        if not valid:
-            arguments = validators.arguments[item["operation"]]
-            found = describe_first(arguments, item["arguments"], (*where, "arguments"))
-            if found is not None:
-                raise _schema_error(found, index)
         requests.append(
             Request(
                 index=index,
@@ -149,8 +118,6 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
                 sha256=sha256_hex(compact_json(item)),
             )
         )
-    if not valid:
-        raise _schema_error(disagreement(), None)
     _check_uniqueness(requests)
     for request in requests:
         _check_request_limits(request, limits)
