@@ -21,8 +21,7 @@ from importlib.resources import files
 from typing import Any
 
 from viano_bug_analysis.errors import RowSnapshotError
-from viano_bug_analysis.schema_errors import describe_first, disagreement
-from viano_bug_analysis.schemas import fast_validator, schema_validator
+from viano_bug_analysis.schema_errors import check
 from viano_bug_analysis.snapshot.rows import RowTable
 from viano_bug_analysis.tools.errors import ToolError, wrap_core_error
 
@@ -83,10 +82,8 @@ def _validate_document(rows: RowTable) -> SnapshotShape:
     # The rows are already known to be an array of objects; a stand-in keeps
     # the schema's "rows is required unless schema_only" rule checkable.
     instance = {**header, "rows": []} if has_rows else dict(header)
-    if not fast_validator(SCHEMA_NAME).is_valid(instance):
-        # Keys of a packaged member may be data: an unknown one is never named.
-        found = describe_first(schema_validator(SCHEMA_NAME), instance, name_unknown=False)
-        found = found or disagreement()
+    # Keys of a packaged member may be data: an unknown one is never named.
+    if (found := check(SCHEMA_NAME, instance, name_unknown=False)) is not None:
         details: dict[str, Any] = {"pointer": found.pointer, "keyword": found.rule}
         if found.allowed is not None:
             details["allowed"] = list(found.allowed)

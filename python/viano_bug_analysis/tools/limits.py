@@ -69,8 +69,7 @@ def load_limits(path: str | os.PathLike[str]) -> ToolLimits:
     Never any part of the file.
     """
     from viano_bug_analysis.jsonio import JsonDecodeError, strict_loads
-    from viano_bug_analysis.schema_errors import describe_first, disagreement
-    from viano_bug_analysis.schemas import fast_validator, schema_validator
+    from viano_bug_analysis.schema_errors import check
 
     data = _read_limits_file(Path(path))
     document: Any
@@ -91,8 +90,7 @@ def load_limits(path: str | os.PathLike[str]) -> ToolLimits:
                 reason=reason,
                 offset=err.details["offset"],
             ) from None
-    if not fast_validator(LIMITS_SCHEMA).is_valid(document):
-        found = describe_first(schema_validator(LIMITS_SCHEMA), document) or disagreement()
+    if (found := check(LIMITS_SCHEMA, document)) is not None:
         raise ToolError("limits_invalid", f"limits file: {found.message}", found.details())
     return replace(ToolLimits(), **document)
 
