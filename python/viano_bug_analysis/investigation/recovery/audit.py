@@ -65,7 +65,7 @@ from viano_bug_analysis.jsonio import (
     sha256_hex,
     strict_parse,
 )
-from viano_bug_analysis.schemas import fast_validator, schema_validator
+from viano_bug_analysis.schema_errors import check
 
 RECORD_SCHEMA: Final = "llm-call-record-v1"
 RECORD_FORMAT: Final = "viano-llm-call-record"
@@ -382,13 +382,20 @@ def _check_schema(document: Mapping[str, Any], code: str, file: str | None = Non
     about to be written, and the file (relative to the package) for a stored
     one, whose pointer is then ``details["pointer"]``.
     """
-    if fast_validator(RECORD_SCHEMA).is_valid(document):
+    # Only the place and the schema's own names, never a value: it may be response text.
+    found = check(RECORD_SCHEMA, document, name_unknown=False)
+    if found is None:
         return
-    error = next(iter(schema_validator(RECORD_SCHEMA).iter_errors(document)), None)
-    pointer = "".join(f"/{part}" for part in error.absolute_path) if error else ""
-    # Only the place, never the offending value: it may be response text.
-    details = {"path": pointer} if file is None else {"path": file, "pointer": pointer}
-    raise CallRecordError(code, "a call record violates llm-call-record-v1", details)
+    pointer = found.pointer
+    details: dict[str, Any] = (
+        {"path": pointer} if file is None else {"path": file, "pointer": pointer}
+    )
+    details["rule"] = found.rule
+    if found.property is not None:
+        details["property"] = found.property
+    raise CallRecordError(
+        code, f"a call record violates llm-call-record-v1: {found.message}", details
+    )
 
 
 @contextlib.contextmanager
