@@ -7,6 +7,8 @@ pub mod git_cache;
 pub mod git_paths;
 pub mod git_store;
 pub mod line_search;
+#[cfg(test)]
+mod phase_profile;
 pub mod rows;
 pub mod text;
 pub mod zip_stream;

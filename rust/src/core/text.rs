@@ -264,8 +264,9 @@ pub fn fold_case(text: &[u8], is_ascii: bool) -> Vec<u8> {
 pub fn fold_case_into(text: &[u8], is_ascii: bool, out: &mut Vec<u8>) {
     out.clear();
     if is_ascii {
-        out.extend_from_slice(text);
-        out.make_ascii_lowercase();
+        // One pass that lower-cases while copying (vectorized), not a copy
+        // and then a second pass over the copy.
+        out.extend(text.iter().map(u8::to_ascii_lowercase));
         return;
     }
     out.reserve(text.len());
