@@ -155,7 +155,8 @@ def print_summary(report: dict[str, Any]) -> None:
         answer = item["result"]
         print(f"[{item['request_id']} {item['hypothesis_id']}] {item['operation']}")
         if "matches" in answer:
-            print(f"    {answer['total']} matching line(s) in {len(answer['sources'])} source(s)")
+            hits, searched = len(answer["sources"]), answer["sources_searched"]
+            print(f"    {answer['total']} matching line(s) in {hits} of {searched} source(s)")
             for match in answer["matches"]:
                 origin = f"{match['source_ref']}@{match['sha256'][:12]}:{match['line']}"
                 print(f"    {origin}  {match['text'].strip()}")
