@@ -39,7 +39,16 @@ MAX_MANIFEST_BYTES = 1024 * 1024
 MAX_CASE_BYTES = 64 * 1024 * 1024
 PHASES = ("intake", "generation", "investigation", "concluded")
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: the file type is checked on the open handle, and a plain open
+# of a FIFO would wait for a writer forever; it does not change how a
+# regular file reads.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+)
 _CHUNK = 1024 * 1024
 
 
