@@ -55,6 +55,12 @@ def _lines(pages: list) -> list[list[tuple[int, int]]]:
 @example(["aaa aa\nfoofoo foo"], [("symbol", "aa"), ("symbol", "foo"), ("literal", "oof")], 1)
 @example(["0," * 300], [("literal", "0," * 64), ("literal", "0," * 63 + "0x")], 1)
 @example(["A" * 100 + "\n" + "a" * 99], [("literal_ignore_case", "a" * 99 + "b")], 1)
+# Lines longer than 4 KiB take the pattern-by-pattern path of the core.
+@example(
+    ["ab_" * 3000 + " ab " + "a" * 5000 + "\n" + "0," * 3000],
+    [("symbol", "ab"), ("symbol", "a" * 7), ("literal", "ab_ab"), ("literal", "0,0x")],
+    1,
+)
 def test_repeating_text_matches_reference(docs: list[str], batch: list, threads: int) -> None:
     texts = [SourceText.decode(d.encode()) for d in docs]
     ref_texts = [reference.split_lines(d.encode()) for d in docs]
