@@ -1,0 +1,71 @@
+"""The words the request languages share, defined once.
+
+A filter operator or an identifier rule that is written in several places
+drifts: one copy gains an operator the SQL builder cannot build, another
+still accepts a character the server would have to quote. Every Python
+module imports these names; the JSON Schemas under ``schemas/`` cannot
+import, so tests/test_vocabulary.py reads every schema and checks each
+operator ``enum`` and each identifier ``pattern`` against this module.
+
+* ``FILTER_OPERATORS``: the operators of a ``database.rows`` /
+  ``database.count`` filter, in the order the hint and the schemas list
+  them. ``EQUALITY_OPERATORS`` are the two that also accept ``null`` as the
+  value (``IS NULL`` / ``IS NOT NULL``); ``ORDERED_OPERATORS`` take a number,
+  string or date only (the schemas' ``equality_value`` / ``ordered_value``).
+* ``IDENTIFIER_PATTERN``: a database, table or column name that needs no
+  quoting beyond backticks (MariaDB's unquoted identifier characters, at
+  most 64 characters, the server's own limit).
+* ``SYMBOL_PATTERN``: a source-code symbol as ``source.symbol`` and
+  ``find_symbol`` accept it (no ``$``, no length limit of its own; the
+  request size limits bound it).
+
+Patterns are kept as source text without anchors because JSON Schema wants
+``^...$`` and Python wants ``fullmatch``; ``schema_pattern`` and the
+compiled ``IDENTIFIER`` / ``SYMBOL`` give each its form.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+FILTER_OPERATORS: Final[tuple[str, ...]] = ("eq", "ne", "lt", "le", "gt", "ge", "contains", "in")
+EQUALITY_OPERATORS: Final[tuple[str, ...]] = ("eq", "ne")
+ORDERED_OPERATORS: Final[tuple[str, ...]] = ("lt", "le", "gt", "ge")
+OPERATOR_HINT: Final = "allowed operators: " + ", ".join(FILTER_OPERATORS)
+
+IDENTIFIER_PATTERN: Final = r"[A-Za-z_][A-Za-z0-9_$]{0,63}"
+SYMBOL_PATTERN: Final = r"[A-Za-z_][A-Za-z0-9_]*"
+
+IDENTIFIER: Final = re.compile(IDENTIFIER_PATTERN)
+SYMBOL: Final = re.compile(SYMBOL_PATTERN)
+
+
+def schema_pattern(pattern: str) -> str:
+    """``pattern`` anchored as a JSON Schema ``pattern`` keyword writes it."""
+    return f"^{pattern}$"
+
+
+def is_identifier(text: object) -> bool:
+    """True for a string that is a whole identifier (no trailing newline)."""
+    return isinstance(text, str) and IDENTIFIER.fullmatch(text) is not None
+
+
+def is_symbol(text: object) -> bool:
+    """True for a string that is a whole source symbol (no trailing newline)."""
+    return isinstance(text, str) and SYMBOL.fullmatch(text) is not None
+
+
+__all__ = [
+    "EQUALITY_OPERATORS",
+    "FILTER_OPERATORS",
+    "IDENTIFIER",
+    "IDENTIFIER_PATTERN",
+    "OPERATOR_HINT",
+    "ORDERED_OPERATORS",
+    "SYMBOL",
+    "SYMBOL_PATTERN",
+    "is_identifier",
+    "is_symbol",
+    "schema_pattern",
+]
