@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -273,15 +274,50 @@ def test_every_refused_os_call_is_package_write_failed(
     assert err.details == {"path": rel, "errno": errno.errorcode[number]}
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
-def test_a_read_only_directory_is_package_write_failed(package: Path) -> None:
-    (package / REL).parent.mkdir(parents=True)
-    (package / REL).parent.chmod(0o555)
-    try:
-        err = error_of(lambda: PackageFiles(package).write_once(REL, DATA))
-    finally:
-        (package / REL).parent.chmod(0o755)
-    assert err.details == {"path": REL, "errno": "EACCES"}
+def test_a_read_only_directory_is_package_write_failed() -> None:
+    # Root writes into read-only directories, and CI runs as root: the write is
+    # then made by a child that has dropped to an unprivileged user, so the
+    # refusal comes from the kernel, not from an injected fault. pytest's own
+    # temporary folders are private to root, hence a folder of its own.
+    with tempfile.TemporaryDirectory() as folder:
+        shared = Path(folder)
+        shared.chmod(0o755)
+        _read_only_write_in(shared / "package")
+
+
+def _read_only_write_in(root: Path) -> None:
+    shared = root.parent
+    (root / REL).parent.mkdir(parents=True)
+    unprivileged = 65534  # nobody
+    if os.geteuid() == 0:
+        for path in [root, *(root / REL).parents]:
+            if path == shared:
+                break
+            os.chown(path, unprivileged, unprivileged)
+    (root / REL).parent.chmod(0o555)
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        os.close(read_end)
+        outcome = b"no error"
+        try:
+            if os.geteuid() == 0:
+                os.setgid(unprivileged)
+                os.setuid(unprivileged)
+            PackageFiles(root).write_once(REL, DATA)
+        except PackageFileError as error:
+            outcome = f"{error.code} {error.details['path']} {error.details['errno']}".encode()
+        except BaseException as error:
+            outcome = type(error).__name__.encode()
+        os.write(write_end, outcome)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        outcome = pipe.read().decode()
+    os.waitpid(child, 0)
+    (root / REL).parent.chmod(0o755)
+    assert outcome == f"package_write_failed {REL} EACCES"
+    assert not (root / REL).exists()
 
 
 # -- the writability probe ----------------------------------------------------------

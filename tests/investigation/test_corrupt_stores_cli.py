@@ -87,14 +87,21 @@ def fresh_copy(source: Path, tmp_path: Path) -> Path:
     return target
 
 
-@pytest.mark.parametrize("how", sorted(DAMAGE))
-@pytest.mark.parametrize("case", sorted(INVESTIGATE_CASES))
+# An empty policy object is a valid policy (stored before its fields existed),
+# so "fields missing" is no damage for that one file.
+DAMAGED_FILES = [
+    (case, how)
+    for case in sorted(INVESTIGATE_CASES)
+    for how in sorted(DAMAGE)
+    if (case, how) != ("policy", "fields missing")
+]
+
+
+@pytest.mark.parametrize(("case", "how"), DAMAGED_FILES)
 def test_vba_investigate_names_a_damaged_file_before_any_request(
     stopped_packages: dict[str | None, Path], tmp_path: Path, case: str, how: str
 ) -> None:
     stop, rel = INVESTIGATE_CASES[case]
-    if case == "policy" and how == "fields missing":
-        pytest.skip("an empty policy object is a valid policy stored before its fields existed")
     root = fresh_copy(stopped_packages[stop], tmp_path)
     damage(root, rel, how)
     with ScriptedLlmServer([answer(CONCLUDE)] * 3) as server:
