@@ -1,14 +1,16 @@
-"""Line search on repeating, overlapping text: same answers as the reference, linear time.
+"""Line search on repeating, overlapping text: same answers as the reference.
 
 A model chooses the patterns and the snapshot may hold any text, so a batch
 of overlapping needles over a long run of repeating text must cost time in
-proportion to the text, not to text length x pattern length.
+proportion to the text, not to text length x pattern length. That the work
+is linear is checked deterministically in the core (`cargo test`: a counter
+of the bytes read, `core::line_search::tests`); the time is measured by
+`benches/bench_search_adversarial.py`, never asserted here.
 """
 
 from __future__ import annotations
 
-import time
-
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -75,8 +77,7 @@ def test_repeating_text_matches_reference(docs: list[str], batch: list, threads:
 
 
 # Each case took seconds before the search was made linear (the first 2.4 s,
-# the last 11 s); now each takes milliseconds. The bound leaves two orders of
-# magnitude for a loaded machine.
+# the last 11 s): the answers on them, through the public API.
 ADVERSARIAL = {
     "two literals over a 1 MB run of a": (
         "a" * 1_000_000,
@@ -102,27 +103,23 @@ ADVERSARIAL = {
 }
 
 
-def test_adversarial_batches_take_linear_time() -> None:
-    slow = {}
-    for name, (doc, batch, expected) in ADVERSARIAL.items():
-        text = SourceText.decode(doc.encode())
-        started = time.perf_counter()
-        pages = search_lines([text], [LineQuery(m, p) for m, p in batch], threads=1)
-        elapsed = time.perf_counter() - started
-        assert [page.total for page in pages] == expected, name
-        if elapsed > 0.5:
-            slow[name] = round(elapsed, 2)
-    assert not slow, f"search time is not linear in the text: {slow}"
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_adversarial_batches_find_the_right_lines(name: str) -> None:
+    doc, batch, expected = ADVERSARIAL[name]
+    text = SourceText.decode(doc.encode())
+    for threads in (1, 2):
+        pages = search_lines([text], [LineQuery(m, p) for m, p in batch], threads=threads)
+        assert [page.total for page in pages] == expected
+        assert [[h.line_number for h in page.hits] for page in pages] == [[1] * n for n in expected]
 
 
-def test_a_batch_of_long_repeating_patterns_compiles_quickly() -> None:
+def test_a_batch_of_long_repeating_patterns_finds_them() -> None:
     # 16 requests at the router's 1024-character limit, each a run of one
-    # letter: building a DFA over them costs length x length per pattern
-    # (320 ms before); the automaton that is built now costs ~2 ms.
-    queries = [LineQuery("literal", chr(ord("a") + i) * 1023 + "b") for i in range(16)]
-    text = SourceText.decode(b"ab\n")
-    started = time.perf_counter()
-    pages = search_lines([text], queries, threads=1)
-    elapsed = time.perf_counter() - started
-    assert [page.total for page in pages] == [0] * 16
-    assert elapsed < 0.1, f"compiling the batch took {elapsed:.3f} s"
+    # letter (a DFA over them cost length x length to build).
+    patterns = [chr(ord("a") + i) * 1023 + "b" for i in range(16)]
+    doc = "ab\n" + "\n".join(patterns[::2]) + "\n"
+    pages = search_lines(
+        [SourceText.decode(doc.encode())], [LineQuery("literal", p) for p in patterns], threads=1
+    )
+    assert [page.total for page in pages] == [1 - i % 2 for i in range(16)]
+    assert [h.line_number for h in pages[2].hits] == [3]
