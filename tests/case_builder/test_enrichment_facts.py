@@ -15,7 +15,8 @@ from tests.case_builder.conftest import (
 )
 from viano_bug_analysis.case import load_package
 from viano_bug_analysis.case.builder import BuildResult, CaseBuilder
-from viano_bug_analysis.enrichment import project_prompt_context, research_origin, vcore_profile
+from viano_bug_analysis.enrichment import research_origin, vcore_profile
+from viano_bug_analysis.investigation.project_context import project_prompt_context
 from viano_bug_analysis.project_research import load_config
 
 

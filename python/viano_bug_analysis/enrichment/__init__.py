@@ -10,12 +10,7 @@ asking anything twice; :mod:`.context` selects what the investigation prompt
 sees. See docs/case-enrichment.md.
 """
 
-from viano_bug_analysis.enrichment.context import (
-    PROMPT_VERSION,
-    load_index,
-    project_prompt_context,
-    research_origin,
-)
+from viano_bug_analysis.enrichment.origin import research_origin
 from viano_bug_analysis.enrichment.profile import (
     EnrichmentProfile,
     load_profile,
@@ -25,12 +20,9 @@ from viano_bug_analysis.enrichment.profile import (
 from viano_bug_analysis.enrichment.summary import summarize
 
 __all__ = [
-    "PROMPT_VERSION",
     "EnrichmentProfile",
-    "load_index",
     "load_profile",
     "parse_profile",
-    "project_prompt_context",
     "research_origin",
     "summarize",
     "vcore_profile",

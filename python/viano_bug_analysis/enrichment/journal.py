@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
-from viano_bug_analysis.case.canonical import canonical_bytes
 from viano_bug_analysis.durable import PackageFiles
 from viano_bug_analysis.errors import EnrichmentError
+from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.project_research import (
     Capture,
     CaptureStore,
@@ -28,13 +28,10 @@ from viano_bug_analysis.project_research import (
     ResearchUnavailable,
     query_sha256,
 )
+from viano_bug_analysis.project_research.protocol import Research
 
 STEP_FORMAT = "viano-enrichment-step"
 StepHook = Callable[[str], None]
-
-
-class Research(Protocol):
-    def capture(self, query: Mapping[str, Any]) -> Capture: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,6 @@ import orjson
 
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
-from viano_bug_analysis.enrichment.context import load_index, project_prompt_context
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.investigation.budget import BudgetError, BudgetManager
 from viano_bug_analysis.investigation.checkpoints import (
@@ -55,6 +54,7 @@ from viano_bug_analysis.investigation.checkpoints import (
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.evidence import EvidenceError, EvidenceStore
 from viano_bug_analysis.investigation.llm import ChatResult
+from viano_bug_analysis.investigation.project_context import load_index, project_prompt_context
 from viano_bug_analysis.investigation.prompts import build_messages
 from viano_bug_analysis.investigation.recovery import (
     CallRecordStore,
@@ -69,11 +69,11 @@ from viano_bug_analysis.investigation.recovery import (
 from viano_bug_analysis.investigation.recovery.audit import sha256_hex, text_bytes
 from viano_bug_analysis.investigation.steps import StepLog, check_writable
 from viano_bug_analysis.project_research import (
-    Capture,
     ResearchError,
     ResearchUnavailable,
     query_sha256,
 )
+from viano_bug_analysis.project_research.protocol import Research
 from viano_bug_analysis.tools.router import InvestigationToolRouter
 
 _DONE = "done"  # a dispatch ended the hypothesis (budget), not the case
@@ -83,10 +83,6 @@ StepHook = Callable[[str], None]
 
 class ChatModel(Protocol):
     def chat(self, messages: list[dict[str, str]]) -> ChatResult: ...
-
-
-class Research(Protocol):
-    def capture(self, query: Mapping[str, Any]) -> Capture: ...
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,9 @@ deterministic, labelled selection of it: every fact once, in fact-ID order,
 with a short provenance reference instead of the whole origin record. Left
 out (and said so): the input inventory of the case and results that repeat
 an earlier one word for word.
+
+It lives beside its one user, the controller: the enrichment writes the
+index, the investigation chooses what of it a prompt shows.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from typing import Any
 import orjson
 
 from viano_bug_analysis.case.package import CasePackage
-from viano_bug_analysis.project_research.config import ResearchConfig
 
 PROMPT_VERSION = "investigation_project_v1"
 SELECTION_VERSION = "project-context-v1"
@@ -32,19 +34,6 @@ LABELS = {
     "project_empty_result": "finding about one table or search only",
     "project_context_coverage": "coverage: what the enrichment did not read",
 }
-
-
-def research_origin(config: ResearchConfig) -> dict[str, Any]:
-    """The identity of what ProjectResearch reads, recorded with every revision."""
-    origin: dict[str, Any] = {}
-    if config.source is not None:
-        origin["git"] = {"url": config.source.url, "commit": config.source.commit}
-    if config.database is not None:
-        origin["database"] = {
-            "snapshot_id": config.database.snapshot_id,
-            "databases": sorted(config.database.allow),
-        }
-    return origin
 
 
 def load_index(package: CasePackage) -> dict[str, Any] | None:
@@ -126,5 +115,4 @@ __all__ = [
     "SELECTION_VERSION",
     "load_index",
     "project_prompt_context",
-    "research_origin",
 ]

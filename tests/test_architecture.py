@@ -1,0 +1,164 @@
+"""The import graph keeps the layers of docs/architecture.md.
+
+Every module belongs to one layer; an import may only go to the same layer
+or a lower one, so no cycle between the top-level subpackages can form. The
+graph is read from the source (``ast``), imports inside functions included:
+a lazy import is still a dependency. Imports under ``if TYPE_CHECKING:`` are
+left out, as they never run (an annotation may name a class of any layer).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = "viano_bug_analysis"
+ROOT = Path(__file__).resolve().parents[1] / "python" / PACKAGE
+
+# Highest first. "foundation" is what every layer shares (one mechanism each).
+LAYERS = (
+    "command line",
+    "profiles",
+    "investigation",
+    "tools",
+    "case",
+    "enrichment",
+    "research",
+    "snapshot",
+    "native",
+    "foundation",
+)
+TOP_LEVEL = {
+    "cli": "command line",
+    "demo": "command line",
+    "profiles": "profiles",
+    "investigation": "investigation",
+    "tools": "tools",
+    "case": "case",
+    "enrichment": "enrichment",
+    "project_research": "research",
+    "snapshot": "snapshot",
+    "_native": "native",
+    "_validate": "native",
+    "errors": "foundation",
+    "jsonio": "foundation",
+    "schema_errors": "foundation",
+    "schemas": "foundation",
+    "durable": "foundation",
+    "exit_codes": "foundation",
+    "vocabulary": "foundation",
+    "files": "foundation",
+}
+# The command of a subpackage parses arguments and wires the layers together;
+# it lives beside the code it drives but is command line.
+COMMAND_MODULES = {"investigation.commands", "case.build_command"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer_of(module: str) -> str:
+    if module in COMMAND_MODULES or module.endswith("__main__"):
+        return "command line"
+    return TOP_LEVEL[module.split(".")[0]]
+
+
+def imports_of(path: Path, module: str) -> list[tuple[str, int]]:
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    found: list[tuple[str, int]] = []
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                names = [".".join([PACKAGE, *base, *([node.module] if node.module else [])])]
+            else:
+                names = [node.module or ""]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == PACKAGE and len(parts) > 1:
+                found.append((".".join(parts[1:]), node.lineno))
+    return found
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    nodes: list[ast.AST] = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        nodes.append(node)
+        if isinstance(node, ast.If) and ast.unparse(node.test) in _TYPE_CHECKING:
+            pending.extend(node.orelse)
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+_TYPE_CHECKING = {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
+
+
+def import_graph() -> list[tuple[str, str, str]]:
+    """(importing module, imported module, file:line) for every internal import."""
+    edges = []
+    for path in sorted(ROOT.rglob("*.py")):
+        module = module_name(path)
+        if not module:
+            continue  # the package root only re-exports the version
+        for target, line in imports_of(path, module):
+            edges.append((module, target, f"{path.relative_to(ROOT)}:{line}"))
+    return edges
+
+
+def test_every_top_level_name_has_a_layer() -> None:
+    names = {path.relative_to(ROOT).parts[0].split(".")[0] for path in ROOT.rglob("*.py")}
+    names |= {path.name.split(".")[0] for path in ROOT.glob("*.so")}
+    names.discard("__init__")
+    unplaced = sorted(n for n in names if n not in TOP_LEVEL)
+    assert unplaced == [], f"give these a layer in TOP_LEVEL and docs/architecture.md: {unplaced}"
+
+
+def test_imports_only_go_down_the_layers() -> None:
+    rank = {layer: index for index, layer in enumerate(LAYERS)}
+    upward = [
+        f"{where}: {source} ({layer_of(source)}) imports {target} ({layer_of(target)})"
+        for source, target, where in import_graph()
+        if rank[layer_of(target)] < rank[layer_of(source)]
+    ]
+    assert upward == []
+
+
+def test_no_cycle_between_top_level_subpackages() -> None:
+    graph: dict[str, set[str]] = {}
+    for source, target, _where in import_graph():
+        a, b = source.split(".")[0], target.split(".")[0]
+        if a != b and layer_of(source) != "command line":
+            graph.setdefault(a, set()).add(b)
+    cycles = []
+    for start in graph:
+        stack = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for nxt in graph.get(node, ()):
+                if nxt == start:
+                    cycles.append(" -> ".join([*path, start]))
+                elif nxt not in path:
+                    stack.append((nxt, [*path, nxt]))
+    assert cycles == []
+
+
+def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
+    # Guards the guard: relative and lazy imports are seen, type-only ones are not.
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from ..case.package import CasePackage\n"
+        "def later():\n    import viano_bug_analysis.cli\n"
+        "if TYPE_CHECKING:\n    from viano_bug_analysis.tools import router\n"
+    )
+    assert sorted(t for t, _l in imports_of(probe, "enrichment.probe")) == ["case.package", "cli"]
