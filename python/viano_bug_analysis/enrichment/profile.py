@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from viano_bug_analysis import vocabulary
 from viano_bug_analysis.errors import EnrichmentError
 
 PROFILE_FORMAT = "viano-enrichment-profile"
 MAX_PROFILE_BYTES = 1024 * 1024
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,63}")
+_IDENTIFIER = vocabulary.IDENTIFIER
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
-OPERATORS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "contains", "in"})
+OPERATORS = frozenset(vocabulary.FILTER_OPERATORS)
 SOURCE_KINDS = frozenset({"source.symbol"})
 EXTRACT_PLACES = frozenset({"report.metadata", "report.text", "attachments"})
 

@@ -39,9 +39,10 @@ from types import MappingProxyType
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from viano_bug_analysis import vocabulary
 from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
 
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,63}")
+IDENTIFIER = vocabulary.IDENTIFIER
 RESERVED_DATABASES = frozenset({"information_schema", "mysql", "performance_schema", "sys"})
 _COMMIT = re.compile(r"[0-9a-fA-F]{40}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")

@@ -34,6 +34,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from viano_bug_analysis import vocabulary
 from viano_bug_analysis.jsonio import (
     MAX_ENCODE_DEPTH,
     JsonEncodeError,
@@ -57,7 +58,7 @@ SOURCE_KINDS = (
 )
 DATABASE_KINDS = ("database.tables", "database.schema", "database.rows", "database.count")
 KINDS = SOURCE_KINDS + DATABASE_KINDS
-OPERATORS = ("eq", "ne", "lt", "le", "gt", "ge", "contains", "in")
+OPERATORS = vocabulary.FILTER_OPERATORS
 MAX_QUERY_BYTES = 64 << 10
 
 

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from jsonschema import ValidationError
 
+from viano_bug_analysis import vocabulary
 from viano_bug_analysis.investigation.recovery.normalize import FILTER_OPERATORS, MAX_INPUT_BYTES
 from viano_bug_analysis.investigation.recovery.repair import (
     PROMPT_ID,
@@ -48,7 +49,7 @@ from viano_bug_analysis.investigation.recovery.repair import (
 from viano_bug_analysis.jsonio import JsonEncodeError, canonical_bytes
 from viano_bug_analysis.schemas import load_schema
 
-OPERATOR_HINT: Final = "allowed operators: eq, ne, lt, le, gt, ge, contains, in"
+OPERATOR_HINT: Final = vocabulary.OPERATOR_HINT
 """The short operator-contract hint for the normal rejection path."""
 
 FILTER_RANGE: Final = "/next/arguments/filters"

@@ -38,6 +38,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from viano_bug_analysis import vocabulary
 from viano_bug_analysis.investigation.recovery.strict_json import JsonFailure, parse_strict
 
 RECOVERY_POLICY_VERSION: Final = 1
@@ -80,11 +81,9 @@ FILTER_AMBIGUOUS_COLUMN: Final = "filter_ambiguous_column"
 FILTER_UNKNOWN_COLUMN: Final = "filter_unknown_column"
 FILTER_INVALID_VALUE: Final = "filter_invalid_value"
 
-FILTER_OPERATORS: Final = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "contains", "in"})
+FILTER_OPERATORS: Final = frozenset(vocabulary.FILTER_OPERATORS)
 _FILTER_LABELS: Final = ("column", "operator", "value")
 _FILTERED_QUERIES: Final = frozenset({"database.rows", "database.count"})
-# The identifier pattern of project-query-v1 (``\Z``: no final newline).
-_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,63}\Z")
 _FENCE_OPENING: Final = re.compile(r"```(?:json)?[ \t]*\r?\Z")
 _OUTER_WHITESPACE: Final = " \t\r\n"
 
@@ -344,7 +343,7 @@ def _filter_refusal(
     if not isinstance(operator, str) or operator not in FILTER_OPERATORS:
         # ``like`` and friends are a domain decision, never a format slip.
         return FILTER_UNKNOWN_OPERATOR
-    if not isinstance(column, str) or not _IDENTIFIER.match(column):
+    if not isinstance(column, str) or not vocabulary.is_identifier(column):
         return FILTER_INVALID_COLUMN
     if allowed is not None:
         if column not in allowed:
