@@ -10,17 +10,11 @@ with the core code kept in ``details["cause"]``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.errors import ToolError, VbaError
 
-
-class ToolError(VbaError):
-    """A request or batch the investigation tools refuse, with a stable code."""
-
-    def __init__(self, code: str, message: str, details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(code, message, details)
+__all__ = ["ToolError", "wrap_core_error"]
 
 
 def wrap_core_error(err: VbaError, code: str, message: str, **details: Any) -> ToolError:

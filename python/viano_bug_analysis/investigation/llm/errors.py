@@ -1,4 +1,5 @@
-"""The errors of the LLM adapter.
+"""The errors of the LLM adapter: its codes and :class:`LlmError`, defined in
+:mod:`viano_bug_analysis.errors` and re-exported here under the adapter's names.
 
 Every error carries a stable ``code`` and ``details`` made of numbers and
 fixed phrases only. Nothing that passed over the wire is ever kept: no prompt,
@@ -10,51 +11,19 @@ line, a header or a path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from viano_bug_analysis.errors import LLM_AUTH_FAILED as AUTH_FAILED
+from viano_bug_analysis.errors import LLM_CONFIG_INVALID as CONFIG_INVALID
+from viano_bug_analysis.errors import LLM_INVALID_REPLY as INVALID_REPLY
+from viano_bug_analysis.errors import LLM_KEY_MISSING as KEY_MISSING
+from viano_bug_analysis.errors import LLM_MESSAGES_INVALID as MESSAGES_INVALID
+from viano_bug_analysis.errors import LLM_REPLY_TOO_LARGE as REPLY_TOO_LARGE
+from viano_bug_analysis.errors import LLM_REQUEST_REJECTED as REQUEST_REJECTED
+from viano_bug_analysis.errors import LLM_TLS_FAILED as TLS_FAILED
+from viano_bug_analysis.errors import LLM_UNAVAILABLE as UNAVAILABLE
+from viano_bug_analysis.errors import LLM_UNEXPECTED_STATUS as UNEXPECTED_STATUS
+from viano_bug_analysis.errors import LlmError
 
-from viano_bug_analysis.errors import VbaError
-
-# Configuration and caller errors: fix the config or the call, retrying is useless.
-CONFIG_INVALID = "llm_config_invalid"
-KEY_MISSING = "llm_key_missing"
-MESSAGES_INVALID = "llm_messages_invalid"
-
-# Transport: every endpoint failed with retryable errors until the retries ran out.
-UNAVAILABLE = "llm_unavailable"
-
-# The endpoint answered, but with a refusal that retrying would only repeat.
-AUTH_FAILED = "llm_auth_failed"
-REQUEST_REJECTED = "llm_request_rejected"
-UNEXPECTED_STATUS = "llm_unexpected_status"
-TLS_FAILED = "llm_tls_failed"
-
-# A 200 reply that cannot be used.
-INVALID_REPLY = "llm_invalid_reply"
-REPLY_TOO_LARGE = "llm_reply_too_large"
-
-ERROR_CODES = frozenset(
-    {
-        CONFIG_INVALID,
-        KEY_MISSING,
-        MESSAGES_INVALID,
-        UNAVAILABLE,
-        AUTH_FAILED,
-        REQUEST_REJECTED,
-        UNEXPECTED_STATUS,
-        TLS_FAILED,
-        INVALID_REPLY,
-        REPLY_TOO_LARGE,
-    }
-)
-
-
-class LlmError(VbaError):
-    """A chat-completions call or its configuration failed (stable ``code``)."""
-
-    def __init__(self, code: str, message: str, details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(code, message, details)
-
+ERROR_CODES = LlmError.codes
 
 __all__ = [
     "AUTH_FAILED",
