@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
-from viano_bug_analysis.project_research.mariadb_source import OPERATORS, MariaDbSource
+from viano_bug_analysis.project_research.mariadb_source import MariaDbSource
+from viano_bug_analysis.vocabulary import FILTER_OPERATORS
 
 SECRET = "SECRET-pw-do-not-print"
 SETTINGS: dict[str, Any] = {
@@ -190,7 +191,7 @@ def test_operator_unknown(operator: Any) -> None:
     with pytest.raises(ResearchError) as info:
         call_rows(make(), filters=[f("entry", "gt", 1), f("entry", operator, 1)])
     assert info.value.code == "operator_unknown"
-    assert info.value.details == {"index": 1, "allowed": list(OPERATORS)}
+    assert info.value.details == {"index": 1, "allowed": list(FILTER_OPERATORS)}
     assert "eq, ne, lt, le, gt, ge, contains, in" in str(info.value)
 
 
