@@ -30,12 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.errors import InvestigationConfigError
+from viano_bug_analysis.files import read_regular_file
 from viano_bug_analysis.investigation.llm import LlmConfig, LlmError
-
-
-class InvestigationConfigError(VbaError):
-    """The investigation configuration is unusable; ``details["key"]`` names the key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +53,8 @@ class InvestigationConfig:
     research_config: Path | None
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+
 _LIMITS = {
     "max_steps": (1, 1000),
     "invalid_response_limit": (1, 1000),
@@ -68,10 +67,11 @@ _LIMITS = {
 
 def load_investigation_config(path: str | os.PathLike[str]) -> InvestigationConfig:
     file = Path(os.path.abspath(path))
+    raw = read_regular_file(
+        file, max_bytes=MAX_CONFIG_BYTES, what="the configuration file", error=_unreadable
+    )
     try:
-        document = tomllib.loads(file.read_text(encoding="utf-8"))
-    except OSError:
-        _invalid("", "the configuration file cannot be read")
+        document = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         _invalid("", "the configuration is not UTF-8 TOML")
     for key in document:
@@ -111,6 +111,14 @@ def _settings(table: Any) -> InvestigationSettings:
             _invalid(f"investigation.{key}", f"must be an integer from {low} to {high}")
         values[key] = value
     return InvestigationSettings(**values)
+
+
+def _unreadable(reason: str, message: str, details: dict[str, Any]) -> InvestigationConfigError:
+    # The OS error class, not_a_regular_file (a FIFO is refused, not waited on) or too_large.
+    why = details.get("kind", reason)
+    return InvestigationConfigError(
+        "investigation_config_invalid", message, {"key": "", "reason": why}
+    )
 
 
 def _invalid(key: str, problem: str) -> NoReturn:
