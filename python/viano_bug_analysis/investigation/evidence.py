@@ -24,23 +24,18 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
 from typing import Any
 
-from viano_bug_analysis.durable import PackageFiles, compact_json, parse_document
-from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.durable import PackageLayout, compact_json, parse_document
+from viano_bug_analysis.errors import EvidenceError
 from viano_bug_analysis.project_research import Capture, CaptureStore
-from viano_bug_analysis.project_research.captures import CAPTURES_DIR
 
-RECORDS_DIR = PurePosixPath("analysis", "evidence", "records")
-RESULTS_DIR = PurePosixPath("analysis", "evidence", "results")
+RECORDS_DIR = PackageLayout.EVIDENCE_RECORDS
+RESULTS_DIR = PackageLayout.EVIDENCE_RESULTS
+CAPTURES_DIR = PackageLayout.CAPTURES
 RECORD_FORMAT = "viano-evidence-record"
 _RECORD_NAME = re.compile(r"[0-9]{6}\.json")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-
-
-class EvidenceError(VbaError):
-    """Evidence could not be taken over or read back (stable ``code``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +46,11 @@ class TakenEvidence:
 
 
 class EvidenceStore:
-    def __init__(self, package_path: str | Path) -> None:
-        self.package_path = Path(package_path)
-        self._files = PackageFiles(self.package_path)
-        self._captures = CaptureStore(self.package_path)
+    def __init__(self, package: PackageLayout | str | os.PathLike[str]) -> None:
+        self.layout = PackageLayout.of(package)
+        self.package_path = self.layout.root
+        self._files = self.layout.files
+        self._captures = CaptureStore(self.layout)
 
     # -- reading ------------------------------------------------------------------------
 
