@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from viano_bug_analysis.case.canonical import MAX_SAFE_INTEGER
-from viano_bug_analysis.errors import PackageFileError, VbaError
+from viano_bug_analysis.errors import BudgetError, PackageFileError, VbaError
 from viano_bug_analysis.investigation.checkpoints import (
     AppendOnlyLog,
     format_time,
@@ -48,12 +48,7 @@ from viano_bug_analysis.investigation.checkpoints import (
     utc_now,
 )
 
-
-class BudgetError(VbaError):
-    """A refused budget operation or a corrupt journal (stable ``code``)."""
-
-
-JOURNAL_DIR = ("analysis", "budget", "journal")
+JOURNAL_DIR = PackageLayout.BUDGET_JOURNAL
 FORMAT = "viano-budget-entry"
 OPEN, RESERVE, SETTLE, RELEASE, CLOSE = "open", "reserve", "settle", "release", "close"
 KINDS = frozenset({OPEN, RESERVE, SETTLE, RELEASE, CLOSE})
@@ -130,12 +125,12 @@ class BudgetManager:
 
     def __init__(
         self,
-        package_path: str | os.PathLike[str],
+        package: PackageLayout | str | os.PathLike[str],
         *,
         now: Callable[[], datetime] = utc_now,
     ) -> None:
         self._log = AppendOnlyLog(
-            package_path, JOURNAL_DIR, KINDS, error=BudgetError, prefix="budget_journal"
+            package, JOURNAL_DIR, KINDS, error=BudgetError, prefix="budget_journal"
         )
         self._now = now
         self._lock = threading.Lock()
