@@ -48,9 +48,9 @@ from viano_bug_analysis.case.canonical import (
     canonical_bytes,
     parse_json,
 )
-from viano_bug_analysis.case.package import MANIFEST_NAME, load_package
-from viano_bug_analysis.durable import PackageFiles
-from viano_bug_analysis.errors import CaseError, PackageFileError, VbaError
+from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.durable import PackageLayout
+from viano_bug_analysis.errors import CaseError, CheckpointError, PackageFileError, VbaError
 from viano_bug_analysis.schemas import schema_validator
 
 # -- append-only files -------------------------------------------------------------
@@ -108,17 +108,18 @@ class AppendOnlyLog:
 
     def __init__(
         self,
-        package_path: str | os.PathLike[str],
-        relative_dir: tuple[str, ...],
+        package: PackageLayout | str | os.PathLike[str],
+        relative_dir: PurePosixPath,
         kinds: frozenset[str],
         *,
         error: type[VbaError],
         prefix: str,
         max_entry_bytes: int = 1024 * 1024,
     ) -> None:
-        self.package_path = Path(package_path)
+        self.layout = PackageLayout.of(package)
+        self.package_path = self.layout.root
         self.relative_dir = relative_dir
-        self.directory = self.package_path.joinpath(*relative_dir)
+        self.directory = self.layout.path(relative_dir)
         self.kinds = kinds
         self._error = error
         self._prefix = prefix
@@ -213,31 +214,26 @@ class AppendOnlyLog:
         # The package's one durable writer: contained (no symlink is followed),
         # and a refusal is package_write_failed naming the entry.
         self._checked_directory(create=True)
-        rel = PurePosixPath(*self.relative_dir, f"{seq:0{SEQ_DIGITS}d}-{kind}.json")
-        if not PackageFiles(self.package_path).write_new(rel, data):
+        rel = self.relative_dir / f"{seq:0{SEQ_DIGITS}d}-{kind}.json"
+        if not self.layout.files.write_new(rel, data):
             raise FileExistsError(rel.as_posix())
 
     def _checked_directory(self, *, create: bool) -> Path | None:
-        if not self.package_path.is_dir():
+        if not self.layout.is_package_dir():
             raise self._error(
                 f"{self._prefix}_package_missing", "the case package directory does not exist"
             )
         # Containment lives in PackageFiles (a symlinked analysis/ is
         # package_path_outside); a file where the directory belongs is corruption.
-        files = PackageFiles(self.package_path)
-        rel = PurePosixPath(*self.relative_dir)
+        files = self.layout.files
         if create:
-            files.make_dirs(rel)
-        elif not files.is_dir(rel):
+            files.make_dirs(self.relative_dir)
+        elif not files.is_dir(self.relative_dir):
             return None
         return self.directory
 
 
 # -- checkpoints ---------------------------------------------------------------------
-
-
-class CheckpointError(VbaError):
-    """A refused checkpoint operation or a corrupt checkpoint log (stable ``code``)."""
 
 
 INVESTIGATION = "investigation"
@@ -266,7 +262,7 @@ LOCK_CLEARED = "lock_cleared"
 TECHNICAL_REJECTION = "technical_rejection"
 KINDS = frozenset({TRANSITION, RESUME, LOCK_CLEARED, TECHNICAL_REJECTION})
 
-CHECKPOINTS_DIR = ("analysis", "checkpoints")
+CHECKPOINTS_DIR = PackageLayout.CHECKPOINTS
 MANIFEST_SCHEMA = "case-manifest-v1"
 FORMAT = "viano-checkpoint"
 _BLOCK_CODE = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
@@ -350,12 +346,12 @@ class CheckpointStore:
 
     def __init__(
         self,
-        package_path: str | os.PathLike[str],
+        package: PackageLayout | str | os.PathLike[str],
         *,
         now: Callable[[], datetime] = utc_now,
     ) -> None:
         self._log = AppendOnlyLog(
-            package_path, CHECKPOINTS_DIR, KINDS, error=CheckpointError, prefix="checkpoint_log"
+            package, CHECKPOINTS_DIR, KINDS, error=CheckpointError, prefix="checkpoint_log"
         )
         self._now = now
         self._lock = threading.Lock()
@@ -364,6 +360,10 @@ class CheckpointStore:
     @property
     def package_path(self) -> Path:
         return self._log.package_path
+
+    @property
+    def layout(self) -> PackageLayout:
+        return self._log.layout
 
     # -- reading -----------------------------------------------------------------
 
@@ -499,7 +499,7 @@ class CheckpointStore:
         if current is None:
             raise CheckpointError("checkpoint_log_empty", "there is no checkpoint to publish")
         phase, status = manifest_status(current)
-        return write_manifest_status(self.package_path, phase=phase, status=status)
+        return write_manifest_status(self.layout, phase=phase, status=status)
 
     # -- internals ---------------------------------------------------------------
 
@@ -788,7 +788,7 @@ def manifest_status(checkpoint: Checkpoint) -> tuple[str, dict[str, Any]]:
 
 
 def write_manifest_status(
-    package_path: str | os.PathLike[str], *, phase: str, status: Mapping[str, Any]
+    package: PackageLayout | str | os.PathLike[str], *, phase: str, status: Mapping[str, Any]
 ) -> bool:
     """Rewrites ``manifest.json`` with a new ``phase`` and ``status``, atomically.
 
@@ -797,18 +797,17 @@ def write_manifest_status(
     JSON to a temporary file that replaces the manifest in one ``rename``.
     Returns False when the manifest already says this (nothing is written).
     """
-    package = load_package(package_path)
-    manifest = dict(package.manifest)
+    layout = PackageLayout.of(package)
+    manifest = dict(load_package(layout.root).manifest)
     manifest["phase"] = phase
     manifest["status"] = dict(status)
     if not schema_validator(MANIFEST_SCHEMA).is_valid(manifest):
         raise _argument("the phase or status does not fit the manifest schema", "status")
     data = canonical_bytes(manifest)
-    files = PackageFiles(package.path)
-    if files.read(MANIFEST_NAME) == data:
+    if layout.files.read(PackageLayout.MANIFEST) == data:
         return False
     # The manifest is the one file that is updated in place: replace it whole.
-    files.replace(MANIFEST_NAME, data)
+    layout.files.replace(PackageLayout.MANIFEST, data)
     return True
 
 
