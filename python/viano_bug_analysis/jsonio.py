@@ -86,7 +86,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import orjson
 
-from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.errors import JsonDecodeError, JsonEncodeError
 
 JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
 
@@ -133,34 +133,6 @@ class Parsed:
     """A successful strict parse."""
 
     value: JsonValue
-
-
-class JsonDecodeError(VbaError):
-    """:func:`strict_loads` refused its input.
-
-    ``code`` is ``json_`` plus the failure code (``json_duplicate_key``, ...);
-    ``details`` hold ``reason`` (the failure code) and ``offset``.
-    """
-
-    failure: JsonFailure
-
-    def __init__(self, failure: JsonFailure) -> None:
-        super().__init__(
-            f"json_{failure.code}",
-            f"not strict JSON: {failure.code.replace('_', ' ')} at offset {failure.offset}",
-            {"reason": failure.code, "offset": failure.offset},
-        )
-        self.failure = failure
-
-
-class JsonEncodeError(VbaError):
-    """:func:`canonical_bytes` cannot encode a value.
-
-    ``code`` is one of ``json_non_finite_number``, ``json_invalid_string``,
-    ``json_non_string_key``, ``json_unsupported_type``, ``json_too_deep``;
-    ``details["depth"]`` is the nesting depth where it was found. No part of
-    the value (not even a key) is kept.
-    """
 
 
 def strict_parse(
