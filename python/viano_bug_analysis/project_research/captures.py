@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from viano_bug_analysis.durable import PackageFiles
+from viano_bug_analysis.durable import PackageLayout
+from viano_bug_analysis.errors import CaptureError as CaptureError
 from viano_bug_analysis.jsonio import (
     MAX_ENCODE_DEPTH,
     JsonDecodeError,
@@ -45,19 +46,14 @@ from viano_bug_analysis.jsonio import (
     canonical_bytes,
     strict_loads,
 )
-from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.schema_errors import describe_first, disagreement
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 
 CAPTURE_SCHEMA = "project-capture-v1"
 RESULT_SCHEMA = "project-result-v1"
 QUERY_SCHEMA = "project-query-v1"
-CAPTURES_DIR = Path("analysis", "evidence", "captures")
+CAPTURES_DIR = PackageLayout.CAPTURES
 _NAME = re.compile(r"[0-9a-f]{64}")
-
-
-class CaptureError(ResearchError):
-    """A capture that cannot be stored or read back (stable ``code``, safe ``details``)."""
 
 
 def compact(value: Any) -> bytes:
@@ -173,14 +169,17 @@ class CaptureStore:
     """
 
     def __init__(
-        self, package_path: str | os.PathLike[str], subdirectory: Path = CAPTURES_DIR
+        self,
+        package: PackageLayout | str | os.PathLike[str],
+        subdirectory: PurePath = CAPTURES_DIR,
     ) -> None:
         if subdirectory.is_absolute() or ".." in subdirectory.parts or not subdirectory.parts:
             raise CaptureError("capture_path_outside_package", "captures must lie in the package")
-        self.package_path = Path(package_path)
+        self.layout = PackageLayout.of(package)
+        self.package_path = self.layout.root
         self._relative = PurePosixPath(subdirectory.as_posix())
-        self._files = PackageFiles(self.package_path)
-        self.directory = self.package_path / subdirectory
+        self._files = self.layout.files
+        self.directory = self.layout.path(self._relative)
 
     def path_of(self, sha256: str) -> Path:
         _check_name(sha256)
@@ -238,7 +237,7 @@ class CaptureStore:
         return True
 
     def _require_package(self) -> None:
-        if not self.package_path.is_dir():
+        if not self.layout.is_package_dir():
             raise CaptureError("package_missing", "the case package directory does not exist")
 
 
