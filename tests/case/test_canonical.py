@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from viano_bug_analysis import jsonio
 from viano_bug_analysis.case.canonical import (
     MAX_DEPTH,
     MAX_SAFE_INTEGER,
@@ -137,3 +138,52 @@ def test_parse_json_is_strict(data: bytes, reason: str) -> None:
 
 def test_parse_json_keeps_floats_for_the_caller_to_reject() -> None:
     assert parse_json(b'{"a":1.0,"b":-0}') == {"a": 1.0, "b": 0}
+
+
+# --- one mechanism: the case rules are jsonio's, narrowed to the case domain ----------
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b'["\\ud83d"]', "a string is not valid Unicode (lone surrogate)"),
+        (b'{"\\udfff":1}', "a string is not valid Unicode (lone surrogate)"),
+        (b"[1e400]", "NaN or Infinity is not JSON"),
+        ("[\u0663]".encode(), "not valid JSON"),
+        (b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1), "nesting too deep"),
+    ],
+    ids=["lone_surrogate", "lone_surrogate_key", "overflow", "arabic_digit", "depth_over_limit"],
+)
+def test_parse_json_applies_the_one_strict_parser(data: bytes, reason: str) -> None:
+    # The copy before jsonio let a lone surrogate, 1e400 (as inf) and nesting
+    # beyond the canonical depth through to later stages.
+    with pytest.raises(JsonRejected) as info:
+        parse_json(data)
+    assert info.value.reason == reason
+
+
+def test_parse_json_accepts_exactly_the_depth_canonical_bytes_accepts() -> None:
+    data = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
+    assert canonical_bytes(parse_json(data)) == data
+
+
+_json_texts = st.one_of(
+    json_values.map(lambda v: json.dumps(v, ensure_ascii=False)),
+    st.text(alphabet='[]{}",:0123456789.eE-+ntrufalsNIy\\u\u0663 ', max_size=24),
+)
+
+
+@given(_json_texts)
+def test_parse_json_accepts_what_jsonio_accepts(text: str) -> None:
+    data = text.encode("utf-8", "surrogatepass")
+    outcome = jsonio.strict_parse(data, max_depth=MAX_DEPTH, max_bytes=len(data))
+    if isinstance(outcome, jsonio.JsonFailure):
+        with pytest.raises(JsonRejected):
+            parse_json(data)
+    else:
+        assert parse_json(data) == outcome.value
+
+
+def test_the_hash_helpers_are_jsonio_s() -> None:
+    assert sha256_hex is jsonio.sha256_hex
+    assert sha256_canonical({"a": [1, "é"]}) == jsonio.canonical_sha256({"a": [1, "é"]})

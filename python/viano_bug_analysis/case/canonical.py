@@ -11,21 +11,24 @@ The rule (see docs/case-package-v1.md for the full text):
   ``\\u00XX`` (lowercase hex) for the other control characters below U+0020;
   everything else, including ``/``, U+007F and U+2028, is written as is.
 
-This is exactly ``json.dumps(value, sort_keys=True, separators=(",", ":"),
-ensure_ascii=False).encode()`` over that value domain, and we produce it
-with ``orjson.dumps(value, option=OPT_SORT_KEYS)``, which gives the same
-bytes faster (a property test checks that both agree).
+This is :func:`viano_bug_analysis.jsonio.canonical_bytes` (the one encoding
+of the package) narrowed to this value domain; over it, it is exactly
+``json.dumps(value, sort_keys=True, separators=(",", ":"),
+ensure_ascii=False).encode()`` (a property test checks that both agree) and
+exactly RFC 8785 (JCS) for keys inside the BMP (tests/test_jsonio.py checks
+it against the ``rfc8785`` package). :func:`parse_json` is
+:func:`viano_bug_analysis.jsonio.strict_parse` with this module's depth limit
+and its own fixed reason phrases; :func:`sha256_hex` is jsonio's.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from typing import Any
+import codecs
+from typing import Any, Final
 
-import orjson
-
+from viano_bug_analysis import jsonio
 from viano_bug_analysis.errors import CaseError
+from viano_bug_analysis.jsonio import JsonEncodeError, JsonFailure, sha256_hex
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MAX_DEPTH = 128
@@ -40,15 +43,10 @@ def canonical_bytes(value: Any) -> bytes:
     """
     _check_value(value)
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except (TypeError, orjson.JSONEncodeError):
+        return jsonio.canonical_bytes(value)
+    except JsonEncodeError:
         # The walk admitted every type, so only invalid Unicode is left.
         raise _not_canonical("a string is not valid Unicode (lone surrogate)", "") from None
-
-
-def sha256_hex(data: bytes) -> str:
-    """Lowercase hex SHA-256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
 
 
 def sha256_canonical(value: Any) -> str:
@@ -64,40 +62,33 @@ class JsonRejected(ValueError):
         self.reason = reason
 
 
+# Fixed phrases, part of the documented reasons of manifest_invalid,
+# case_invalid and spec_invalid; every other failure is "not valid JSON".
+_REASONS: Final = {
+    jsonio.DUPLICATE_KEY: "duplicate object key",
+    jsonio.NON_FINITE_NUMBER: "NaN or Infinity is not JSON",
+    jsonio.TOO_DEEP: "nesting too deep",
+    jsonio.INVALID_STRING: "a string is not valid Unicode (lone surrogate)",
+    jsonio.NOT_UTF8: "not valid UTF-8",
+}
+
+
 def parse_json(data: bytes) -> Any:
-    """Strict JSON parsing of UTF-8 bytes: duplicate keys, NaN/Infinity, a byte
-    order mark and invalid UTF-8 are rejected with ``JsonRejected``.
+    """Strict JSON parsing of UTF-8 bytes (:func:`jsonio.strict_parse`, at most
+    ``MAX_DEPTH`` levels); a refusal is ``JsonRejected`` with a fixed reason.
 
     Floats are parsed (as ``float``) so that callers can report them as
     non-canonical values rather than as syntax errors.
     """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise JsonRejected("not valid UTF-8") from None
-    if text.startswith("\ufeff"):
+    # Named apart from the other syntax errors: a BOM is the one thing an
+    # editor adds without being asked.
+    if data.startswith(codecs.BOM_UTF8):
         raise JsonRejected("starts with a byte order mark")
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-    except JsonRejected:
-        raise
-    except RecursionError:
-        raise JsonRejected("nesting too deep") from None
-    except ValueError:
-        # JSONDecodeError, or an integer with too many digits; the stdlib
-        # message may quote content, so it is dropped.
-        raise JsonRejected("not valid JSON") from None
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        raise JsonRejected("duplicate object key")
-    return result
-
-
-def _no_constant(_name: str) -> Any:
-    raise JsonRejected("NaN or Infinity is not JSON")
+    # The callers bound the size of what they read, each with its own limit.
+    outcome = jsonio.strict_parse(data, max_depth=MAX_DEPTH, max_bytes=len(data))
+    if isinstance(outcome, JsonFailure):
+        raise JsonRejected(_REASONS.get(outcome.code, "not valid JSON"))
+    return outcome.value
 
 
 def _check_value(root: Any) -> None:
