@@ -4,24 +4,26 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.deps-stamp
-DEPS   := "maturin>=1.9,<2" "pytest>=8" "hypothesis>=6.100" "pytest-benchmark>=4" \
-          "orjson>=3.9" "jsonschema>=4.20" "jsonschema-rs>=0.20" "PyMySQL>=1.1" "ruff>=0.6" "mypy>=1.10" "types-jsonschema" "types-PyMySQL"
+PIP    := $(PY) -m pip --disable-pip-version-check
 
 .PHONY: demo test lint bench install dev rust-test py-test clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check $(DEPS)
-	touch $(STAMP)
 
-# Build the release extension exactly as a user would: `pip install .`.
-install: $(STAMP)
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall .
+# Build the release extension exactly as a user would (`pip install .`), with the
+# test and lint tools of pyproject.toml's optional dependencies: the one list of
+# them. pip always rebuilds a local project (so this builds once per call) and
+# skips dependencies that are already installed.
+install: $(PY)
+	$(PIP) install --quiet ".[test,lint]"
 
-# Editable install for development (rebuilds the extension in place).
-dev: $(STAMP)
-	$(VENV)/bin/maturin develop --release
+# Editable install for development (rebuilds the extension in place). maturin
+# itself comes from pyproject.toml's build-system table, the extras as above.
+dev: $(PY)
+	$(PY) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")' > $(VENV)/build-requirements.txt
+	$(PIP) install --quiet -r $(VENV)/build-requirements.txt
+	$(VENV)/bin/maturin develop --release --extras test,lint
 
 demo: install
 	$(PY) -m viano_bug_analysis.demo samples/bug-20
@@ -37,7 +39,7 @@ py-test: install
 
 test: rust-test py-test
 
-lint: $(STAMP) install
+lint: install
 	$(VENV)/bin/ruff check python tests benches scripts
 	$(VENV)/bin/ruff format --check python tests benches scripts
 	$(VENV)/bin/mypy

@@ -4,7 +4,8 @@ from importlib import metadata
 
 from viano_bug_analysis._native import __version__ as native_version
 
-# The one version source is the installed distribution's metadata (from
-# pyproject.toml), so `vba --version` and this attribute cannot disagree.
+# The version is written once, in Cargo.toml: maturin puts it into the
+# distribution's metadata (pyproject.toml declares it dynamic) and into the
+# extension, so this attribute, `vba --version` and native_version agree.
 __version__ = metadata.version("viano-bug-analysis")
 __all__ = ["__version__", "native_version"]
