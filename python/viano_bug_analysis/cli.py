@@ -66,19 +66,25 @@ def read_json_input(
     Never any part of the text, nor the file's path.
     """
     from viano_bug_analysis import jsonio
+    from viano_bug_analysis.files import TOO_LARGE, read_regular_file
 
-    try:
-        if str(source) == "-":
+    def refused(reason: str, _message: str, details: dict[str, Any]) -> VbaError:
+        if reason == TOO_LARGE:
+            return error(f"{kind}_too_large", f"the {kind} file is too large", {"limit": max_bytes})
+        # The OS error class, or not_a_regular_file (a FIFO is refused, not waited on).
+        why = details.get("kind", reason)
+        return error("input_unreadable", f"cannot read the {kind} file", {"reason": why})
+
+    if str(source) == "-":
+        try:
             data = sys.stdin.buffer.read(max_bytes + 1)
-        else:
-            with Path(source).open("rb") as handle:
-                data = handle.read(max_bytes + 1)
-    except OSError as err:
-        raise error(
-            "input_unreadable", f"cannot read the {kind} file", {"reason": type(err).__name__}
-        ) from None
-    if len(data) > max_bytes:
-        raise error(f"{kind}_too_large", f"the {kind} file is too large", {"limit": max_bytes})
+        except OSError as err:
+            raise refused("unreadable", "", {"kind": type(err).__name__}) from None
+        if len(data) > max_bytes:
+            raise refused(TOO_LARGE, "", {})
+    else:
+        what = f"the {kind} file"
+        data = read_regular_file(source, max_bytes=max_bytes, what=what, error=refused)
     parsed = jsonio.strict_parse(data, max_bytes=max_bytes)
     if isinstance(parsed, jsonio.Parsed):
         return parsed.value

@@ -27,7 +27,7 @@ import stat
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from viano_bug_analysis.case.canonical import JsonRejected, canonical_bytes, parse_json, sha256_hex
 from viano_bug_analysis.case.package import (
@@ -38,6 +38,8 @@ from viano_bug_analysis.case.package import (
     verify_attachment,
 )
 from viano_bug_analysis.errors import CaseError, VbaError
+from viano_bug_analysis.files import NotRegularFileError as _NotRegularFile
+from viano_bug_analysis.files import open_regular_file as _open_input
 from viano_bug_analysis.schema_errors import describe_first, disagreement
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 from viano_bug_analysis.snapshot import ArchiveEntry, MemberRef, SnapshotArchive
@@ -419,30 +421,6 @@ def _member_digests(
 
 
 # -- files ----------------------------------------------------------------------------
-
-
-class _NotRegularFile(Exception):
-    """An input path names a FIFO, directory, socket or device."""
-
-
-def _open_input(path: Path) -> BinaryIO:
-    """Opens an input file for reading, refusing anything but a regular file.
-
-    A plain ``open()`` of a FIFO waits for a writer, possibly forever (and
-    the kill that ends the wait leaves the temporary directory behind), so
-    the file is opened with ``O_NONBLOCK`` and its type is checked on the
-    handle, which also closes the race with a path swapped after a check.
-    ``O_NONBLOCK`` does not change how a regular file reads.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _NotRegularFile
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def _hash_file(path: Path) -> tuple[str, int]:

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 from viano_bug_analysis import vocabulary
 from viano_bug_analysis.errors import EnrichmentError
+from viano_bug_analysis.files import TOO_LARGE, read_regular_file
 
 PROFILE_FORMAT = "viano-enrichment-profile"
 MAX_PROFILE_BYTES = 1024 * 1024
@@ -129,13 +130,22 @@ DEFAULT_IGNORE: tuple[Scalar, ...] = (None, "", 0)
 
 def load_profile(path: str | os.PathLike[str]) -> EnrichmentProfile:
     """Reads and checks a profile file; errors name the offending key."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise EnrichmentError(
-            "profile_unreadable", "the enrichment profile cannot be read", {"key": ""}
-        ) from err
+    data = read_regular_file(
+        path,
+        max_bytes=MAX_PROFILE_BYTES,
+        what="the enrichment profile",
+        error=profile_file_refused,
+    )
     return parse_profile(data)
+
+
+def profile_file_refused(reason: str, message: str, details: dict[str, Any]) -> EnrichmentError:
+    """The error of a profile file that cannot be used as a file (``files.read_regular_file``)."""
+    if reason == TOO_LARGE:
+        return EnrichmentError("profile_invalid", message, {"key": ""})
+    # The OS error class, or not_a_regular_file (a FIFO is refused, not waited on).
+    why = details.get("kind", reason)
+    return EnrichmentError("profile_unreadable", message, {"key": "", "reason": why})
 
 
 def vcore_profile() -> EnrichmentProfile:

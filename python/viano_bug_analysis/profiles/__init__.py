@@ -38,8 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from viano_bug_analysis.enrichment.profile import EnrichmentProfile, parse_profile
+from viano_bug_analysis.enrichment.profile import (
+    EnrichmentProfile,
+    parse_profile,
+    profile_file_refused,
+)
 from viano_bug_analysis.errors import EnrichmentError
+from viano_bug_analysis.files import read_regular_file
 
 if TYPE_CHECKING:
     from viano_bug_analysis.tools.database_query import DatabaseQueryTool
@@ -158,18 +163,9 @@ def _load_file(path: Path) -> Profile:
 
 
 def _read(path: Path) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_PROFILE_BYTES + 1)
-    except OSError as err:
-        raise EnrichmentError(
-            "profile_unreadable",
-            "the profile file cannot be read",
-            {"key": "", "reason": type(err).__name__},
-        ) from None
-    if len(data) > MAX_PROFILE_BYTES:
-        _invalid("", f"the profile is larger than {MAX_PROFILE_BYTES} bytes")
-    return data
+    return read_regular_file(
+        path, max_bytes=MAX_PROFILE_BYTES, what="the profile file", error=profile_file_refused
+    )
 
 
 def _invalid(key: str, problem: str) -> NoReturn:

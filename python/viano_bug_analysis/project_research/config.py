@@ -40,6 +40,7 @@ from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from viano_bug_analysis import vocabulary
+from viano_bug_analysis.files import read_regular_file
 from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
 
 IDENTIFIER = vocabulary.IDENTIFIER
@@ -53,6 +54,8 @@ _KEY_NAME = re.compile(r"[A-Za-z0-9_$-]{1,64}")
 _TOML_POSITION = re.compile(r"at line (\d+), column (\d+)")
 
 _MIB = 1 << 20
+MAX_CONFIG_BYTES = _MIB
+MAX_PASSWORD_FILE_BYTES = 64 * 1024
 _KEYS = {
     "source": frozenset({"repository", "url", "commit"}),
     "database": frozenset(
@@ -127,8 +130,13 @@ class DatabaseConfig:
             assert self.password_file is not None
             key = "database.password_file"
             try:
-                password = self.password_file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
+                password = read_regular_file(
+                    self.password_file,
+                    max_bytes=MAX_PASSWORD_FILE_BYTES,
+                    what="the password file",
+                    error=lambda *_: ValueError(),
+                ).decode("utf-8")
+            except ValueError:  # unreadable, not a regular file, too large, not UTF-8
                 password = ""
             password = password.removesuffix("\n").removesuffix("\r")
         if not password:
@@ -163,14 +171,11 @@ class ResearchConfig:
 def load_config(path: str | os.PathLike[str]) -> ResearchConfig:
     """Reads and checks the TOML file at ``path``; see the module docstring."""
     config_path = Path(path).resolve()
+    raw = read_regular_file(
+        config_path, max_bytes=MAX_CONFIG_BYTES, what="the configuration file", error=_unreadable
+    )
     try:
-        data = tomllib.loads(config_path.read_bytes().decode("utf-8"))
-    except OSError as err:
-        raise ResearchError(
-            "config_unreadable",
-            "cannot read the configuration file",
-            {"reason": type(err).__name__},
-        ) from err
+        data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         # The decoder's message may quote the file: only the position is kept.
         where = _TOML_POSITION.search(str(err)) if isinstance(err, ValueError) else None
@@ -179,6 +184,12 @@ def load_config(path: str | os.PathLike[str]) -> ResearchConfig:
             "config_invalid", "configuration file is not valid UTF-8 TOML", {"key": "", **position}
         ) from err
     return parse_config(data, base_dir=config_path.parent, path=config_path)
+
+
+def _unreadable(reason: str, _message: str, details: dict[str, Any]) -> ResearchError:
+    # The OS error class, not_a_regular_file (a FIFO is refused, not waited on) or too_large.
+    why = details.get("kind", reason)
+    return ResearchError("config_unreadable", "cannot read the configuration file", {"reason": why})
 
 
 def parse_config(data: Mapping[str, Any], *, base_dir: Path, path: Path) -> ResearchConfig:

@@ -13,12 +13,12 @@ problem is a ``ToolError`` with code ``limits_invalid``.
 from __future__ import annotations
 
 import os
-import stat
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from viano_bug_analysis.files import read_regular_file
 from viano_bug_analysis.tools.errors import ToolError
 
 KIB = 1024
@@ -96,24 +96,12 @@ def load_limits(path: str | os.PathLike[str]) -> ToolLimits:
 
 
 def _read_limits_file(path: Path) -> bytes:
-    try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat refuses it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except IsADirectoryError:
-        raise _invalid("the limits file is not a regular file", "not_a_regular_file") from None
-    except OSError:
-        raise _invalid("the limits file cannot be read", reason="unreadable") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise _invalid("the limits file is not a regular file", "not_a_regular_file")
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            data = handle.read(MAX_LIMITS_FILE_BYTES + 1)
-        except OSError:
-            raise _invalid("the limits file cannot be read", reason="unreadable") from None
-    if len(data) > MAX_LIMITS_FILE_BYTES:
-        raise _invalid("the limits file is larger than 64 KiB", reason="too_large")
-    return data
+    return read_regular_file(
+        path,
+        max_bytes=MAX_LIMITS_FILE_BYTES,
+        what="the limits file",
+        error=lambda reason, message, _details: _invalid(message, reason),
+    )
 
 
 def _invalid(message: str, reason: str, **details: Any) -> ToolError:

@@ -18,10 +18,10 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from viano_bug_analysis.files import TOO_LARGE, read_regular_file
 from viano_bug_analysis.investigation.llm.errors import CONFIG_INVALID, KEY_MISSING, LlmError
 
 DEFAULT_MAX_REPLY_BYTES = 1024 * 1024
@@ -170,17 +170,12 @@ def resolve_api_key(config: LlmConfig, environ: Mapping[str, str] | None = None)
         value = env.get(config.api_key_env, "")
         return _checked_key(value.strip(), "environment")
     if config.api_key_file is not None:
-        try:
-            with Path(config.api_key_file).open("rb") as handle:
-                raw = handle.read(MAX_KEY_BYTES + 1)
-        except OSError as err:
-            raise LlmError(
-                KEY_MISSING,
-                "the API key file cannot be read",
-                {"source": "file", "kind": type(err).__name__},
-            ) from None
-        if len(raw) > MAX_KEY_BYTES:
-            raise LlmError(KEY_MISSING, "the API key file is too large", {"source": "file"})
+        raw = read_regular_file(
+            config.api_key_file,
+            max_bytes=MAX_KEY_BYTES,
+            what="the API key file",
+            error=_key_file_refused,
+        )
         try:
             text = raw.decode("ascii")
         except UnicodeDecodeError:
@@ -189,6 +184,13 @@ def resolve_api_key(config: LlmConfig, environ: Mapping[str, str] | None = None)
             ) from None
         return _checked_key(text.strip(), "file")
     return None
+
+
+def _key_file_refused(reason: str, message: str, details: dict[str, Any]) -> LlmError:
+    if reason == TOO_LARGE:
+        return LlmError(KEY_MISSING, "the API key file is too large", {"source": "file"})
+    # The OS error class, or not_a_regular_file (a FIFO is refused, not waited on).
+    return LlmError(KEY_MISSING, message, {"source": "file", "kind": details.get("kind", reason)})
 
 
 def _checked_key(value: str, source: str) -> ApiKey:
