@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from viano_bug_analysis import errors, jsonio
+from viano_bug_analysis import errors, exit_codes, jsonio
 from viano_bug_analysis.errors import VbaError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -352,3 +352,10 @@ def test_docs_name_the_classes_that_raise_each_code() -> None:
         if named != owners:
             wrong[code] = (sorted(named), sorted(owners))
     assert wrong == {}
+
+
+def test_the_exit_code_table_names_declared_codes() -> None:
+    declared = errors.declared_codes()
+    assert set(exit_codes.BY_CODE) - declared == set()
+    unused = {s for s in exit_codes.BY_SUFFIX if not any(c.endswith(s) for c in declared)}
+    assert unused == set()

@@ -21,7 +21,7 @@ import sys
 from enum import IntEnum
 from typing import IO
 
-from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.errors import LLM_CONFIG_INVALID, LLM_MESSAGES_INVALID, LlmError, VbaError
 
 
 class ExitCode(IntEnum):
@@ -48,21 +48,9 @@ MEANINGS: dict[ExitCode, str] = {
 
 # Every LLM error except a bad configuration or a bad message list comes from
 # talking to the endpoint: the service refused, failed or answered unusably,
-# and a rerun resumes from the stored steps once it works again. Listed here
-# rather than imported so that `vba --version` does not load the HTTP client;
-# a test checks this against investigation/llm/errors.py.
-LLM_SERVICE_CODES = frozenset(
-    {
-        "llm_key_missing",
-        "llm_unavailable",
-        "llm_auth_failed",
-        "llm_request_rejected",
-        "llm_unexpected_status",
-        "llm_tls_failed",
-        "llm_invalid_reply",
-        "llm_reply_too_large",
-    }
-)
+# and a rerun resumes from the stored steps once it works again. (errors.py
+# holds no client code, so `vba --version` still does not load the HTTP client.)
+LLM_SERVICE_CODES = LlmError.codes - {LLM_CONFIG_INVALID, LLM_MESSAGES_INVALID}
 
 BY_CODE: dict[str, ExitCode] = {
     "research_unavailable": ExitCode.UNAVAILABLE,
