@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
+from viano_bug_analysis.errors import ResearchError, ResearchUnavailable
 from viano_bug_analysis.project_research.mariadb_source import MariaDbSource
 from viano_bug_analysis.vocabulary import FILTER_OPERATORS
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.project_research.conftest import SNAPSHOT_ID, TestDatabase
-from viano_bug_analysis.project_research.errors import ResearchError
+from viano_bug_analysis.errors import ResearchError
 from viano_bug_analysis.project_research.mariadb_source import MariaDbSource
 
 pytestmark = pytest.mark.integration

@@ -15,7 +15,7 @@ import pymysql.cursors
 import pytest
 
 from tests.project_research.conftest import ALLOW, TestDatabase
-from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
+from viano_bug_analysis.errors import ResearchError, ResearchUnavailable
 from viano_bug_analysis.project_research.mariadb_source import MariaDbSource
 
 pytestmark = pytest.mark.integration

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from viano_bug_analysis.errors import ResearchError
 from viano_bug_analysis.project_research import mariadb_sql
-from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.mariadb_catalog import Table, table_from_rows
 from viano_bug_analysis.vocabulary import FILTER_OPERATORS
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from viano_bug_analysis.project_research.errors import ResearchError
+from viano_bug_analysis.errors import ResearchError
 
 # Column types whose collation may call different byte strings equal; an
 # order over them alone would not be one fixed order (see mariadb_sql.order_by).

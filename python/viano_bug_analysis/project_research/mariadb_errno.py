@@ -12,7 +12,7 @@ import socket
 
 import pymysql
 
-from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
+from viano_bug_analysis.errors import ResearchError, ResearchUnavailable
 
 # Lost connection (client side), killed (MariaDB 1927), idle disconnect (MySQL 4031).
 STALE_CONNECTION_ERRNOS = frozenset({0, 1927, 2006, 2013, 2055, 4031})

@@ -88,8 +88,8 @@ from typing import Any
 import pymysql
 from pymysql.constants import SERVER_STATUS
 
+from viano_bug_analysis.errors import ResearchError
 from viano_bug_analysis.project_research import mariadb_errno, mariadb_sql
-from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.mariadb_catalog import (
     Table,
     catalog_statements,

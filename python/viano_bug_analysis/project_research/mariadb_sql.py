@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from viano_bug_analysis.project_research.errors import ResearchError
+from viano_bug_analysis.errors import ResearchError
 from viano_bug_analysis.project_research.mariadb_catalog import TEXT_TYPES, Table
 from viano_bug_analysis.vocabulary import (
     EQUALITY_OPERATORS,
