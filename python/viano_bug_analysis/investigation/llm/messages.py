@@ -14,15 +14,13 @@ output there.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-import orjson
-
 from viano_bug_analysis.investigation.llm.config import LlmConfig
 from viano_bug_analysis.investigation.llm.errors import INVALID_REPLY, MESSAGES_INVALID, LlmError
+from viano_bug_analysis.jsonio import JsonDecodeError, canonical_bytes, sha256_hex, strict_loads
 
 ROLES = frozenset({"system", "user", "assistant"})
 MAX_MESSAGES = 256
@@ -98,8 +96,8 @@ def build_request(config: LlmConfig, messages: Sequence[Mapping[str, str]]) -> C
         body["max_tokens"] = config.max_tokens
     if config.json_response:
         body["response_format"] = {"type": "json_object"}
-    data = orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
-    return ChatRequest(data, hashlib.sha256(data).hexdigest(), len(checked))
+    data = canonical_bytes(body)
+    return ChatRequest(data, sha256_hex(data), len(checked))
 
 
 def _check_messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
@@ -135,9 +133,12 @@ def parse_reply(data: bytes) -> tuple[str, TokenUsage | None, str | None, str | 
     Anything unusable is ``llm_invalid_reply`` with a fixed ``reason``; the
     body itself never goes into the error.
     """
+    # Strict like every other parse: with a repeated key, which "choices" or
+    # "content" is the answer would depend on the parser. The body is already
+    # bounded by max_reply_bytes while reading.
     try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        document: Any = strict_loads(data, max_bytes=len(data))
+    except JsonDecodeError:
         raise _invalid_reply("the body is not JSON") from None
     if not isinstance(document, dict):
         raise _invalid_reply("the body is not a JSON object")
