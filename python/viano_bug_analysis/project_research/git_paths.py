@@ -8,7 +8,7 @@ is the same directory); at most 1,024 characters. A ``path_prefix`` may end
 with one ``/`` ("this directory"); it matches paths that start with it as
 text, so ``src/Spell`` covers ``src/Spell.cpp`` and ``src/Spells/Aura.cpp``.
 
-The rules are implemented once, in the native core (``core/git_paths.rs``),
+The rules are implemented once, in the native core (``core/git/paths.rs``),
 and applied to the paths listed in a commit's tree too: a tree written by a
 hostile tool can hold names git itself refuses to check out, and those are
 never searched or read (reason ``path_invalid``).

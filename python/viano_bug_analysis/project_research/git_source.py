@@ -6,7 +6,7 @@ name: a checkout, an edit, a new commit or a pull cannot change an answer.
 Objects are read in-process by the native extension (gix, opened isolated
 from system, global and user configuration, replace refs off, no hooks,
 filters or textconv); no model-supplied string ever reaches git or a shell.
-Why in-process and not ``git cat-file --batch``: ``rust/src/core/git_store.rs``
+Why in-process and not ``git cat-file --batch``: ``rust/src/core/git/mod.rs``
 and ``docs/benchmarks.md`` (group "git source.search ~10k files").
 
 Text follows the shared line model and search semantics

@@ -17,6 +17,13 @@ pub enum ErrorClass {
     RowSnapshot,
     InvalidArgument,
     Io,
+    /// `project_research.errors.ResearchError`: a rejected research query.
+    Research,
+    /// `project_research.errors.ResearchUnavailable`: an outage of the
+    /// research provider named here (the code becomes its `reason`).
+    ResearchUnavailable {
+        provider: &'static str,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +96,26 @@ pub enum CoreError {
     NotRegularFile {
         kind: &'static str,
     },
+    // --- git repositories (ProjectResearch) ---------------------------------
+    /// The repository cannot be opened or its object database is damaged
+    /// (missing object of a partial clone, corrupt pack).
+    GitRepositoryUnavailable {
+        what: &'static str,
+    },
+    /// No commit with this ID; `found` names the kind of object that is there instead.
+    GitCommitMissing {
+        found: &'static str,
+    },
+    /// The deadline of a git read passed.
+    GitTimeout,
+    /// The commit's tree has more entries than the caller allows.
+    GitTooManyEntries {
+        limit: u64,
+    },
+    /// A git research request is malformed (bad object ID, mode, pattern).
+    GitRequestInvalid {
+        what: &'static str,
+    },
 }
 
 impl CoreError {
@@ -116,6 +143,11 @@ impl CoreError {
             InvalidArgument { .. } => "invalid_argument",
             Io { .. } => "io_error",
             NotRegularFile { .. } => "not_a_regular_file",
+            GitRepositoryUnavailable { .. } => "repository_unavailable",
+            GitCommitMissing { .. } => "commit_missing",
+            GitTimeout => "timeout",
+            GitTooManyEntries { .. } => "selection_too_large",
+            GitRequestInvalid { .. } => "request_invalid",
         }
     }
 
@@ -138,6 +170,12 @@ impl CoreError {
             | RowsBadShape { .. } => ErrorClass::RowSnapshot,
             InvalidArgument { .. } => ErrorClass::InvalidArgument,
             Io { .. } | NotRegularFile { .. } => ErrorClass::Io,
+            GitRepositoryUnavailable { .. } | GitTimeout => {
+                ErrorClass::ResearchUnavailable { provider: "git" }
+            }
+            GitCommitMissing { .. } | GitTooManyEntries { .. } | GitRequestInvalid { .. } => {
+                ErrorClass::Research
+            }
         }
     }
 
@@ -149,7 +187,13 @@ impl CoreError {
             ZipCorrupt { what } | ZipTruncated { what } | RowsBadShape { what } => {
                 vec![("what", Text(what))]
             }
-            InvalidArgument { what } => vec![("what", Text(what))],
+            InvalidArgument { what }
+            | GitRepositoryUnavailable { what }
+            | GitRequestInvalid { what } => vec![("what", Text(what))],
+            GitCommitMissing { found } => vec![("found", Text(found))],
+            GitTooManyEntries { limit } => {
+                vec![("what", Text("tree_entries")), ("limit", Int(*limit))]
+            }
             ZipHeaderMismatch { field } => vec![("field", Text(field))],
             ZipUnsupportedMethod { method } => vec![("method", Int(u64::from(*method)))],
             ZipMemberUnsafe { reason } => vec![("reason", Text(reason))],
@@ -163,7 +207,7 @@ impl CoreError {
             | RowsDuplicateKey { offset } => vec![("offset", Int(*offset))],
             RowsNotObject { index } => vec![("index", Int(*index))],
             Io { kind } | NotRegularFile { kind } => vec![("kind", Text(kind))],
-            ZipEncrypted | ZipMemberNotFound | CrcMismatch | HashMismatch => vec![],
+            ZipEncrypted | ZipMemberNotFound | CrcMismatch | HashMismatch | GitTimeout => vec![],
         }
     }
 }
@@ -217,6 +261,17 @@ impl fmt::Display for CoreError {
             InvalidArgument { what } => write!(f, "invalid argument: {what}"),
             Io { kind } => write!(f, "I/O error: {kind}"),
             NotRegularFile { kind } => write!(f, "not a regular file: {kind}"),
+            GitRepositoryUnavailable { what } => {
+                write!(f, "the git repository is not readable: {what}")
+            }
+            GitCommitMissing { found } => {
+                write!(f, "the repository has no such commit (found: {found})")
+            }
+            GitTimeout => write!(f, "the git read did not finish in time"),
+            GitTooManyEntries { limit } => {
+                write!(f, "the commit's tree has more than {limit} entries")
+            }
+            GitRequestInvalid { what } => write!(f, "invalid argument: {what}"),
         }
     }
 }
@@ -247,4 +302,41 @@ fn io_kind_name(kind: std::io::ErrorKind) -> &'static str {
     }
 }
 
+impl CoreError {
+    /// The error as the answer to a git research request: a rejected
+    /// argument becomes `request_invalid` (a `ResearchError`), every other
+    /// error keeps its own code and class.
+    pub fn in_git_request(self) -> Self {
+        match self {
+            CoreError::InvalidArgument { what } => CoreError::GitRequestInvalid { what },
+            other => other,
+        }
+    }
+}
+
 pub type CoreResult<T> = Result<T, CoreError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The git reader once had its own error type whose conversion turned
+    /// every core error into "search arguments rejected".
+    #[test]
+    fn core_errors_keep_their_code_in_git_requests() {
+        let limit = CoreError::ByteLimitExceeded { limit: 5 };
+        assert_eq!(limit.clone().in_git_request(), limit);
+        let io = CoreError::Io { kind: "not_found" };
+        assert_eq!(io.clone().in_git_request().code(), "io_error");
+        let bad = CoreError::InvalidArgument {
+            what: "unknown search mode",
+        };
+        let mapped = bad.in_git_request();
+        assert_eq!(mapped.code(), "request_invalid");
+        assert_eq!(mapped.class(), ErrorClass::Research);
+        assert_eq!(
+            mapped.details(),
+            vec![("what", DetailValue::Text("unknown search mode"))]
+        );
+    }
+}

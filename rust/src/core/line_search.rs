@@ -53,11 +53,11 @@
 use aho_corasick::automaton::OverlappingState;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use memchr::memmem;
 
 use super::error::{CoreError, CoreResult};
+use super::parallel::parallel_map;
 use super::text::{count_newlines, fold_case, Haystack, SourceText};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -579,7 +579,7 @@ pub struct SearchPage {
 /// Runs every query over every text in one pass per text and pattern group,
 /// then cuts each query's page. Only line indexes are kept: no line text is
 /// built for lines outside a page. Texts are scanned on up to `threads`
-/// threads; the answer does not depend on the thread count.
+/// threads (0 = every core); the answer does not depend on the thread count.
 pub fn search(
     texts: &[&SourceText],
     queries: &CompiledQueries,
@@ -614,41 +614,19 @@ pub fn search(
     Ok(results)
 }
 
-/// Maps `work` over `items` on up to `threads` scoped threads, keeping order.
-pub fn parallel_map<T: Sync, R: Send>(
-    items: &[T],
+/// Parses, compiles and runs a batch of `(mode, pattern, page)` queries
+/// over `texts`: the whole of a `search_lines` call.
+pub fn search_batch(
+    texts: &[&SourceText],
+    queries: &[(&str, &str, Page)],
     threads: usize,
-    work: impl Fn(&T) -> R + Sync,
-) -> Vec<R> {
-    let threads = threads.clamp(1, items.len().max(1));
-    if threads == 1 {
-        return items.iter().map(work).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
-    let done: Vec<Vec<(usize, R)>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        mine.push((i, work(item)));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    for (i, r) in done.into_iter().flatten() {
-        slots[i] = Some(r);
-    }
-    slots.into_iter().flatten().collect()
+) -> CoreResult<Vec<SearchPage>> {
+    let parsed = queries
+        .iter()
+        .map(|&(mode, pattern, _)| Query::new(SearchMode::parse(mode)?, pattern))
+        .collect::<CoreResult<Vec<_>>>()?;
+    let pages: Vec<Page> = queries.iter().map(|&(_, _, page)| page).collect();
+    search(texts, &CompiledQueries::new(&parsed)?, &pages, threads)
 }
 
 #[cfg(test)]

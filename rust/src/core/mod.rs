@@ -3,10 +3,9 @@
 
 pub mod error;
 pub mod fs;
-pub mod git_cache;
-pub mod git_paths;
-pub mod git_store;
+pub mod git;
 pub mod line_search;
+pub mod parallel;
 #[cfg(test)]
 mod phase_profile;
 pub mod rows;

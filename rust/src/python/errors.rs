@@ -1,36 +1,62 @@
 //! The one place where core errors become Python exceptions.
 //!
-//! The exception classes live in Python (`viano_bug_analysis.errors`) so that
-//! Python code owns the hierarchy; we look the class up by name.
+//! The exception classes live in Python (`viano_bug_analysis.errors` and,
+//! for the research provider, `viano_bug_analysis.project_research.errors`)
+//! so that Python code owns the hierarchy. Each class is imported once per
+//! process and kept (an error path must not pay an import and two attribute
+//! lookups every time).
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyType};
 
 use crate::core::error::DetailValue;
 use crate::core::{CoreError, ErrorClass};
 
-fn class_name(class: ErrorClass) -> &'static str {
-    match class {
-        ErrorClass::Archive => "ArchiveError",
-        ErrorClass::Integrity => "IntegrityError",
-        ErrorClass::Limit => "LimitError",
-        ErrorClass::TextDecode => "TextDecodeError",
-        ErrorClass::RowSnapshot => "RowSnapshotError",
-        ErrorClass::InvalidArgument => "InvalidArgumentError",
-        ErrorClass::Io => "ReadError",
+const ERRORS: &str = "viano_bug_analysis.errors";
+const RESEARCH_ERRORS: &str = "viano_bug_analysis.project_research.errors";
+
+/// The cached Python class of `class`.
+fn exception_type<'py>(py: Python<'py>, class: ErrorClass) -> PyResult<&'py Bound<'py, PyType>> {
+    static ARCHIVE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static INTEGRITY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static LIMIT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static TEXT_DECODE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static ROW_SNAPSHOT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static INVALID_ARGUMENT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static READ: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static RESEARCH: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static RESEARCH_UNAVAILABLE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let (cell, module, name) = match class {
+        ErrorClass::Archive => (&ARCHIVE, ERRORS, "ArchiveError"),
+        ErrorClass::Integrity => (&INTEGRITY, ERRORS, "IntegrityError"),
+        ErrorClass::Limit => (&LIMIT, ERRORS, "LimitError"),
+        ErrorClass::TextDecode => (&TEXT_DECODE, ERRORS, "TextDecodeError"),
+        ErrorClass::RowSnapshot => (&ROW_SNAPSHOT, ERRORS, "RowSnapshotError"),
+        ErrorClass::InvalidArgument => (&INVALID_ARGUMENT, ERRORS, "InvalidArgumentError"),
+        ErrorClass::Io => (&READ, ERRORS, "ReadError"),
+        ErrorClass::Research => (&RESEARCH, RESEARCH_ERRORS, "ResearchError"),
+        ErrorClass::ResearchUnavailable { .. } => (
+            &RESEARCH_UNAVAILABLE,
+            RESEARCH_ERRORS,
+            "ResearchUnavailable",
+        ),
+    };
+    cell.import(py, module, name)
+}
+
+impl From<CoreError> for PyErr {
+    fn from(err: CoreError) -> PyErr {
+        Python::attach(|py| build(py, &err).unwrap_or_else(|lookup_failure| lookup_failure))
     }
 }
 
 pub fn to_pyerr(err: CoreError) -> PyErr {
-    Python::attach(|py| match build(py, &err) {
-        Ok(pyerr) => pyerr,
-        Err(lookup_failure) => lookup_failure,
-    })
+    PyErr::from(err)
 }
 
 fn build(py: Python<'_>, err: &CoreError) -> PyResult<PyErr> {
-    let module = py.import("viano_bug_analysis.errors")?;
-    let class = module.getattr(class_name(err.class()))?;
+    let class = err.class();
     let details = PyDict::new(py);
     for (key, value) in err.details() {
         match value {
@@ -38,7 +64,14 @@ fn build(py: Python<'_>, err: &CoreError) -> PyResult<PyErr> {
             DetailValue::Text(t) => details.set_item(key, t)?,
         }
     }
-    let instance = class.call1((err.code(), err.to_string(), details))?;
+    let class_object = exception_type(py, class)?;
+    let instance = match class {
+        // An outage names its provider; the code is its `reason`.
+        ErrorClass::ResearchUnavailable { provider } => {
+            class_object.call1((provider, err.code(), err.to_string(), details))?
+        }
+        _ => class_object.call1((err.code(), err.to_string(), details))?,
+    };
     Ok(PyErr::from_value(instance))
 }
 
@@ -49,6 +82,6 @@ pub trait IntoPyResult<T> {
 
 impl<T> IntoPyResult<T> for Result<T, CoreError> {
     fn into_py_result(self) -> PyResult<T> {
-        self.map_err(to_pyerr)
+        self.map_err(PyErr::from)
     }
 }

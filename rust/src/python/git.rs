@@ -1,25 +1,26 @@
 //! Git reading bindings: `GitRepository` -> `GitTree` (one commit) ->
 //! `GitSelection` (the files one query covers).
 //!
-//! Only converts types, releases the GIL around object reads and searches,
-//! and maps errors; every rule lives in `core::git_store`. Errors become the
-//! ProjectResearch exceptions (`project_research.errors`), looked up by name
-//! like every other exception of the package.
+//! Only converts types and releases the GIL around one core call per method;
+//! every rule (filters, readable paths, deadlines, threads) lives in
+//! `core::git`. Errors go through the one mapper of `errors.rs` (the git
+//! errors become the ProjectResearch exceptions).
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyString};
 
-use crate::core::git_paths::path_problem;
-use crate::core::git_store::{
-    parse_oid, CommitTree, Filter, GitError, GitStore, Selection, TreeEntry,
+use crate::core::git::{
+    deadline_after, path_problem, CommitTree, Filter, GitStore, Selection, TreeEntry,
 };
-use crate::core::line_search::{Page, Query, SearchMode};
+use crate::core::line_search::Page;
 use crate::core::text::truncate_chars;
-use crate::python::search::{resolve_threads, PySourceText};
+use crate::python::search::PySourceText;
+
+/// Every git read runs on every core.
+const ALL_CORES: usize = 0;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGitRepository>()?;
@@ -48,9 +49,7 @@ impl PyGitRepository {
     #[new]
     #[pyo3(signature = (path, *, cache_bytes))]
     fn new(py: Python<'_>, path: PathBuf, cache_bytes: u64) -> PyResult<Self> {
-        let store = py
-            .detach(|| GitStore::open(&path, cache_bytes))
-            .map_err(to_pyerr)?;
+        let store = py.detach(|| GitStore::open(&path, cache_bytes))?;
         Ok(PyGitRepository {
             store: Arc::new(store),
         })
@@ -65,11 +64,9 @@ impl PyGitRepository {
         max_entries: usize,
         timeout_s: f64,
     ) -> PyResult<PyGitTree> {
-        let deadline = deadline(timeout_s)?;
+        let deadline = deadline_after(timeout_s)?;
         let store = Arc::clone(&self.store);
-        let tree = py
-            .detach(|| store.tree(commit, max_entries, resolve_threads(0), deadline))
-            .map_err(to_pyerr)?;
+        let tree = py.detach(|| store.tree(commit, max_entries, ALL_CORES, deadline))?;
         Ok(PyGitTree {
             store: Arc::clone(&self.store),
             tree: Arc::new(tree),
@@ -84,17 +81,9 @@ impl PyGitRepository {
         blob_ids: Vec<String>,
         timeout_s: f64,
     ) -> PyResult<Vec<String>> {
-        let deadline = deadline(timeout_s)?;
-        let oids = blob_ids
-            .iter()
-            .map(|id| parse_oid(id))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(to_pyerr)?;
+        let deadline = deadline_after(timeout_s)?;
         let store = Arc::clone(&self.store);
-        let digests = py
-            .detach(|| store.sha256(&oids, resolve_threads(0), deadline))
-            .map_err(to_pyerr)?;
-        Ok(digests.iter().map(hex).collect())
+        Ok(py.detach(|| store.sha256_hex(&blob_ids, ALL_CORES, deadline))?)
     }
 
     /// `(entries, estimated bytes, blobs read so far)` of the content cache.
@@ -146,15 +135,8 @@ impl PyGitTree {
         contains: &str,
         prefix: Option<&str>,
     ) -> Vec<PyEntry<'py>> {
-        let filter = Filter {
-            prefix: prefix.map(|p| p.as_bytes().to_vec()),
-            sql_only: false,
-            path_contains: Some(contains.as_bytes().to_vec()),
-        };
         self.tree
-            .entries()
-            .iter()
-            .filter(|entry| filter.accepts(&entry.path))
+            .find_paths(contains.as_bytes(), prefix.map(str::as_bytes))
             .map(|entry| entry_tuple(py, entry))
             .collect()
     }
@@ -185,27 +167,14 @@ impl PyGitTree {
         max_bytes: u64,
         timeout_s: f64,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let deadline = deadline(timeout_s)?;
-        let Some(entry) = self
-            .tree
-            .find(path.as_bytes())
-            .filter(|e| e.unusable.is_none())
-        else {
-            return Err(to_pyerr(GitError::InvalidArgument {
-                what: "no regular file at this path",
-            }));
-        };
-        let blob = [(entry.oid, entry.size)];
-        let store = Arc::clone(&self.store);
-        let mut contents = py
-            .detach(|| store.contents(&blob, max_bytes, 1, deadline))
-            .map_err(to_pyerr)?;
-        match contents.pop() {
-            Some(Ok(text)) => Ok(Bound::new(py, PySourceText { inner: text })?.into_any()),
-            Some(Err(reason)) => Ok(PyString::new(py, reason.as_str()).into_any()),
-            None => Err(to_pyerr(GitError::InvalidArgument {
-                what: "no regular file at this path",
-            })),
+        let deadline = deadline_after(timeout_s)?;
+        let content = py.detach(|| {
+            self.store
+                .text(&self.tree, path.as_bytes(), max_bytes, deadline)
+        })?;
+        match content {
+            Ok(text) => Ok(Bound::new(py, PySourceText { inner: text })?.into_any()),
+            Err(reason) => Ok(PyString::new(py, reason.as_str()).into_any()),
         }
     }
 }
@@ -248,22 +217,18 @@ impl PyGitSelection {
         max_chars: usize,
         timeout_s: f64,
     ) -> PyResult<(usize, usize, Vec<PySkipped<'py>>, Vec<PyHit<'py>>)> {
-        let deadline = deadline(timeout_s)?;
-        let query = SearchMode::parse(mode)
-            .and_then(|mode| Query::new(mode, pattern))
-            .map_err(|err| to_pyerr(err.into()))?;
-        let outcome = py
-            .detach(|| {
-                self.store.search(
-                    &self.tree,
-                    &self.selection,
-                    &query,
-                    Page { offset, limit },
-                    resolve_threads(0),
-                    deadline,
-                )
-            })
-            .map_err(to_pyerr)?;
+        let deadline = deadline_after(timeout_s)?;
+        let outcome = py.detach(|| {
+            self.store.search(
+                &self.tree,
+                &self.selection,
+                mode,
+                pattern,
+                Page { offset, limit },
+                ALL_CORES,
+                deadline,
+            )
+        })?;
         let entries = self.tree.entries();
         let skipped = outcome
             .skipped
@@ -306,71 +271,4 @@ fn path_object<'py>(py: Python<'py>, path: &[u8]) -> Bound<'py, PyAny> {
         Ok(text) => PyString::new(py, text).into_any(),
         Err(_) => PyBytes::new(py, path).into_any(),
     }
-}
-
-fn deadline(timeout_s: f64) -> PyResult<Option<Instant>> {
-    if timeout_s.is_nan() || timeout_s < 0.0 {
-        return Err(to_pyerr(GitError::InvalidArgument {
-            what: "timeout_s must be a non-negative number",
-        }));
-    }
-    // Anything beyond a day is "no deadline" (and keeps Duration in range).
-    if timeout_s > 86_400.0 {
-        return Ok(None);
-    }
-    Ok(Some(Instant::now() + Duration::from_secs_f64(timeout_s)))
-}
-
-fn hex(digest: &[u8; 32]) -> String {
-    use std::fmt::Write;
-    digest.iter().fold(String::with_capacity(64), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
-}
-
-/// `GitError` -> `ResearchUnavailable` (outages: repository, timeout) or
-/// `ResearchError` (a rejected request), from `project_research.errors`.
-fn to_pyerr(err: GitError) -> PyErr {
-    Python::attach(|py| build(py, &err).unwrap_or_else(|lookup_failure| lookup_failure))
-}
-
-fn build(py: Python<'_>, err: &GitError) -> PyResult<PyErr> {
-    let module = py.import("viano_bug_analysis.project_research.errors")?;
-    let details = PyDict::new(py);
-    let instance = match err {
-        GitError::RepositoryUnavailable { what } => {
-            details.set_item("what", what)?;
-            let args = ("git", "repository_unavailable", err.to_string(), details);
-            module.getattr("ResearchUnavailable")?.call1(args)?
-        }
-        GitError::Timeout => {
-            let args = ("git", "timeout", err.to_string(), details);
-            module.getattr("ResearchUnavailable")?.call1(args)?
-        }
-        GitError::CommitMissing { found } => {
-            details.set_item("found", found)?;
-            research_error(&module, err, details)?
-        }
-        GitError::TooManyEntries { limit } => {
-            details.set_item("what", "tree_entries")?;
-            details.set_item("limit", limit)?;
-            research_error(&module, err, details)?
-        }
-        GitError::InvalidArgument { what } => {
-            details.set_item("what", what)?;
-            research_error(&module, err, details)?
-        }
-    };
-    Ok(PyErr::from_value(instance))
-}
-
-fn research_error<'py>(
-    module: &Bound<'py, PyModule>,
-    err: &GitError,
-    details: Bound<'py, PyDict>,
-) -> PyResult<Bound<'py, PyAny>> {
-    module
-        .getattr("ResearchError")?
-        .call1((err.code(), err.to_string(), details))
 }

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use super::errors::IntoPyResult;
-use crate::core::line_search::{self, CompiledQueries, Page, Query, SearchMode};
+use crate::core::line_search::{self, Page};
 use crate::core::text::{truncate_chars, SourceText};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -109,21 +109,21 @@ fn search_lines<'py>(
     max_chars: usize,
     threads: usize,
 ) -> PyResult<Vec<PyPage<'py>>> {
-    let compiled: Vec<Query> = queries
+    let batch: Vec<(&str, &str, Page)> = queries
         .iter()
-        .map(|(mode, pattern, _, _)| Query::new(SearchMode::parse(mode)?, pattern))
-        .collect::<Result<_, _>>()
-        .into_py_result()?;
-    let pages: Vec<Page> = queries
-        .iter()
-        .map(|&(_, _, offset, limit)| Page { offset, limit })
+        .map(|(mode, pattern, offset, limit)| {
+            let page = Page {
+                offset: *offset,
+                limit: *limit,
+            };
+            (mode.as_str(), pattern.as_str(), page)
+        })
         .collect();
     let shared: Vec<Arc<SourceText>> = texts.iter().map(|t| Arc::clone(&t.inner)).collect();
     let results = py
         .detach(|| {
-            let compiled = CompiledQueries::new(&compiled)?;
             let refs: Vec<&SourceText> = shared.iter().map(Arc::as_ref).collect();
-            line_search::search(&refs, &compiled, &pages, resolve_threads(threads))
+            line_search::search_batch(&refs, &batch, threads)
         })
         .into_py_result()?;
     Ok(results
@@ -146,12 +146,4 @@ fn search_lines<'py>(
             (page.total, page.per_text_totals, hits)
         })
         .collect())
-}
-
-/// `0` means one thread per available core.
-pub(crate) fn resolve_threads(requested: usize) -> usize {
-    if requested > 0 {
-        return requested;
-    }
-    std::thread::available_parallelism().map_or(1, usize::from)
 }

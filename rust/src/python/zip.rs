@@ -10,13 +10,10 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList};
 
-use crate::core::error::{CoreError, CoreResult};
-use crate::core::fs::open_regular_file;
-use crate::core::line_search::parallel_map;
-use crate::core::text::SourceText;
+use crate::core::error::CoreError;
 use crate::core::zip_stream::{parse_sha256_hex, Expected, ZipArchive};
 use crate::python::errors::{to_pyerr, IntoPyResult};
-use crate::python::search::{resolve_threads, PySourceText};
+use crate::python::search::PySourceText;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyZipArchive>()
@@ -36,7 +33,7 @@ impl PyZipArchive {
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let archive = py
-            .detach(|| -> CoreResult<_> { ZipArchive::open(open_regular_file(&path)?) })
+            .detach(|| ZipArchive::open_path(&path))
             .into_py_result()?;
         Ok(PyZipArchive {
             archive: Arc::new(archive),
@@ -114,7 +111,7 @@ impl PyZipArchive {
     ) -> PyResult<PySourceText> {
         let (expected, max_bytes) = expected_args(sha256, size, max_bytes)?;
         let archive = &*self.archive;
-        py.detach(|| read_text(archive, name, &expected, max_bytes))
+        py.detach(|| archive.read_text(name, &expected, max_bytes))
             .into_py_result()
             .map(PySourceText::from)
     }
@@ -140,11 +137,7 @@ impl PyZipArchive {
             requests.push((name.as_str(), expected));
         }
         let archive = &*self.archive;
-        let results = py.detach(|| {
-            parallel_map(&requests, resolve_threads(threads), |(name, expected)| {
-                read_text(archive, name, expected, max_bytes)
-            })
-        });
+        let results = py.detach(|| archive.read_texts(&requests, max_bytes, threads));
         results
             .into_iter()
             .enumerate()
@@ -155,17 +148,6 @@ impl PyZipArchive {
             })
             .collect()
     }
-}
-
-fn read_text(
-    archive: &ZipArchive<File>,
-    name: &str,
-    expected: &Expected,
-    max_bytes: u64,
-) -> CoreResult<SourceText> {
-    let mut bytes = Vec::new();
-    archive.read_member_into(name, expected, max_bytes, &mut bytes)?;
-    SourceText::decode(bytes)
 }
 
 fn with_member_index(py: Python<'_>, err: PyErr, index: usize) -> PyErr {

@@ -64,7 +64,12 @@ mod tests;
 use std::collections::HashMap;
 use std::fs::File;
 
+use std::path::Path;
+
 use crate::core::error::{CoreError, CoreResult};
+use crate::core::fs::open_regular_file;
+use crate::core::parallel::parallel_map;
+use crate::core::text::SourceText;
 
 use self::directory::read_directory;
 use self::inflate::{Sink, OUTPUT_WINDOW};
@@ -315,6 +320,43 @@ impl<R: ReadAt> ZipArchive<R> {
     /// known to be readable.
     pub fn check_member(&self, name: &str, expected: &Expected, max_bytes: u64) -> CoreResult<()> {
         self.prepare(name, expected, max_bytes).map(|_| ())
+    }
+
+    /// Verify and decode one text member (UTF-8, optional BOM, no NUL).
+    pub fn read_text(
+        &self,
+        name: &str,
+        expected: &Expected,
+        max_bytes: u64,
+    ) -> CoreResult<SourceText> {
+        let mut bytes = Vec::new();
+        self.read_member_into(name, expected, max_bytes, &mut bytes)?;
+        SourceText::decode(bytes)
+    }
+
+    /// [`Self::read_text`] of each `(name, expected)` on up to `threads`
+    /// threads (0 = every core), in the given order: one result per member,
+    /// so that the caller can name the first member that failed.
+    pub fn read_texts(
+        &self,
+        members: &[(&str, Expected)],
+        max_bytes: u64,
+        threads: usize,
+    ) -> Vec<CoreResult<SourceText>>
+    where
+        R: Sync,
+    {
+        parallel_map(members, threads, |(name, expected)| {
+            self.read_text(name, expected, max_bytes)
+        })
+    }
+}
+
+impl ZipArchive<File> {
+    /// Opens the regular file at `path` (a FIFO or device is refused without
+    /// blocking, see [`open_regular_file`]) and parses its directory.
+    pub fn open_path(path: &Path) -> CoreResult<Self> {
+        ZipArchive::open(open_regular_file(path)?)
     }
 }
 

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use gix::ObjectId;
 
-use super::git_store::SkipReason;
-use super::text::SourceText;
+use super::tree::SkipReason;
+use crate::core::text::SourceText;
 
 /// A decoded text, or why the blob has none.
 pub type Content = Result<Arc<SourceText>, SkipReason>;

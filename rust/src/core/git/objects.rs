@@ -1,0 +1,110 @@
+//! Object-level reads: IDs, headers, blob bytes and their decoded text.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gix::objs::{Find, FindHeader};
+use gix::ObjectId;
+
+use super::cache::Content;
+use super::tree::SkipReason;
+use crate::core::error::{CoreError, CoreResult};
+use crate::core::text::SourceText;
+
+pub fn parse_oid(hex: &str) -> CoreResult<ObjectId> {
+    let invalid = CoreError::GitRequestInvalid {
+        what: "object ID must be 40 hexadecimal digits",
+    };
+    if hex.len() != 40 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(invalid);
+    }
+    ObjectId::from_hex(hex.as_bytes()).map_err(|_| invalid)
+}
+
+/// The deadline of a read that may take `timeout_s` seconds.
+pub fn deadline_after(timeout_s: f64) -> CoreResult<Option<Instant>> {
+    if timeout_s.is_nan() || timeout_s < 0.0 {
+        return Err(CoreError::GitRequestInvalid {
+            what: "timeout_s must be a non-negative number",
+        });
+    }
+    // Anything beyond a day is "no deadline" (and keeps Duration in range).
+    if timeout_s > 86_400.0 {
+        return Ok(None);
+    }
+    Ok(Some(Instant::now() + Duration::from_secs_f64(timeout_s)))
+}
+
+pub(super) fn check_deadline(deadline: Option<Instant>) -> CoreResult<()> {
+    match deadline {
+        Some(at) if Instant::now() >= at => Err(CoreError::GitTimeout),
+        _ => Ok(()),
+    }
+}
+
+pub(super) fn header_size(repo: &gix::Repository, oid: &ObjectId) -> CoreResult<u64> {
+    let header = repo
+        .objects
+        .try_header(oid)
+        .map_err(|_| unreadable("cannot read an object header"))?
+        .ok_or(unreadable("a blob of the commit is missing"))?;
+    if header.kind != gix::objs::Kind::Blob {
+        return Err(unreadable("a tree entry names an object that is no blob"));
+    }
+    Ok(header.size)
+}
+
+/// The blob's bytes in a buffer of their own (it becomes the text's storage).
+pub(super) fn read_blob(repo: &gix::Repository, oid: &ObjectId) -> CoreResult<Vec<u8>> {
+    let mut buf = Vec::new();
+    let found = repo
+        .objects
+        .try_find(oid, &mut buf)
+        .map_err(|_| unreadable("a blob is corrupt"))?;
+    match found {
+        None => Err(unreadable("a blob of the commit is missing")),
+        Some(data) if data.kind != gix::objs::Kind::Blob => {
+            Err(unreadable("a tree entry names an object that is no blob"))
+        }
+        Some(data) => {
+            let len = data.data.len();
+            buf.truncate(len);
+            Ok(buf)
+        }
+    }
+}
+
+pub(super) fn read_text(
+    repo: &gix::Repository,
+    oid: &ObjectId,
+    max_bytes: u64,
+) -> CoreResult<Content> {
+    let data = read_blob(repo, oid)?;
+    if data.len() as u64 > max_bytes {
+        // The listed size was wrong; still never decode past the limit.
+        return Ok(Err(SkipReason::TooLarge));
+    }
+    match SourceText::decode(data) {
+        Ok(text) => {
+            // Build the line index now, while the text is still in cache:
+            // the first search would otherwise read it from memory again.
+            let _ = text.haystack();
+            Ok(Ok(Arc::new(text)))
+        }
+        Err(CoreError::NulByte { .. }) => Ok(Err(SkipReason::Binary)),
+        Err(_) => Ok(Err(SkipReason::NotUtf8)),
+    }
+}
+
+pub(super) fn unreadable(what: &'static str) -> CoreError {
+    CoreError::GitRepositoryUnavailable { what }
+}
+
+pub(super) fn kind_name(kind: gix::objs::Kind) -> &'static str {
+    match kind {
+        gix::objs::Kind::Blob => "blob",
+        gix::objs::Kind::Tree => "tree",
+        gix::objs::Kind::Commit => "commit",
+        gix::objs::Kind::Tag => "tag",
+    }
+}

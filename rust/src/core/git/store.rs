@@ -1,0 +1,257 @@
+//! `GitStore`: an opened repository with its content cache, shareable
+//! between threads; each public method is one whole core call.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use gix::ObjectId;
+use sha2::{Digest, Sha256};
+
+use super::cache::{BlobCache, Content};
+use super::objects::{check_deadline, header_size, parse_oid, read_blob, read_text};
+use super::tree::{list_entries, CommitTree, EntryKind, Selection, SkipReason};
+use crate::core::error::{CoreError, CoreResult};
+use crate::core::line_search::{self, CompiledQueries, Page, Query, SearchMode};
+use crate::core::parallel::try_map_with;
+use crate::core::text::SourceText;
+
+/// One page of a search over a selection.
+#[derive(Debug)]
+pub struct SearchOutcome {
+    pub total: usize,
+    pub files_searched: usize,
+    /// The selection's skipped entries plus the files that turned out not to
+    /// be text, in path order.
+    pub skipped: Vec<(usize, SkipReason)>,
+    /// `(entry index, 0-based line index, text)` of the page's hits.
+    pub hits: Vec<(usize, u32, Arc<SourceText>)>,
+}
+
+pub struct GitStore {
+    repo: gix::ThreadSafeRepository,
+    cache: Mutex<BlobCache>,
+    blobs_read: AtomicU64,
+}
+
+impl GitStore {
+    pub fn open(path: &std::path::Path, cache_bytes: u64) -> CoreResult<Self> {
+        let options = gix::open::Options::isolated()
+            // An ID must always name the bytes that hash to it.
+            .config_overrides(["core.useReplaceRefs=false"]);
+        let repo = gix::ThreadSafeRepository::open_opts(path, options).map_err(|_| {
+            CoreError::GitRepositoryUnavailable {
+                what: "cannot open the repository",
+            }
+        })?;
+        if repo.to_thread_local().object_hash() != gix::hash::Kind::Sha1 {
+            return Err(CoreError::GitRepositoryUnavailable {
+                what: "only SHA-1 repositories are supported",
+            });
+        }
+        Ok(GitStore {
+            repo,
+            cache: Mutex::new(BlobCache::new(cache_bytes)),
+            blobs_read: AtomicU64::new(0),
+        })
+    }
+
+    /// How many blobs were inflated so far (a cached search inflates none).
+    pub fn blobs_read(&self) -> u64 {
+        self.blobs_read.load(Ordering::Relaxed)
+    }
+
+    /// `(entries, estimated bytes)` of the content cache.
+    pub fn cache_stats(&self) -> (usize, u64) {
+        let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        (cache.len(), cache.bytes())
+    }
+
+    /// Every non-directory entry of the commit's tree (a full 40-hex ID),
+    /// sorted by path bytes, with blob sizes from object headers (no blob is
+    /// inflated). `threads` 0 = every core.
+    pub fn tree(
+        &self,
+        commit: &str,
+        max_entries: usize,
+        threads: usize,
+        deadline: Option<Instant>,
+    ) -> CoreResult<CommitTree> {
+        let commit = parse_oid(commit)?;
+        let mut entries =
+            list_entries(&self.repo.to_thread_local(), &commit, max_entries, deadline)?;
+        // Sizes from object headers (cheap: nothing is inflated), on every core.
+        let with_blobs: Vec<usize> = (0..entries.len())
+            .filter(|&i| entries[i].kind != EntryKind::Submodule)
+            .collect();
+        let sizes = self.map_blobs(&with_blobs, threads, deadline, |repo, &i| {
+            header_size(repo, &entries[i].oid)
+        })?;
+        for (i, size) in with_blobs.into_iter().zip(sizes) {
+            entries[i].size = size;
+        }
+        Ok(CommitTree { entries })
+    }
+
+    /// The decoded text (or skip reason) of each blob `(ID, listed size)`,
+    /// from the cache or read on up to `threads` threads. A blob listed
+    /// over `max_bytes` is `TooLarge` and never read.
+    pub fn contents(
+        &self,
+        blobs: &[(ObjectId, u64)],
+        max_bytes: u64,
+        threads: usize,
+        deadline: Option<Instant>,
+    ) -> CoreResult<Vec<Content>> {
+        let mut out: Vec<Option<Content>> = Vec::with_capacity(blobs.len());
+        let mut missing: Vec<(usize, ObjectId)> = Vec::new();
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+            for (i, &(oid, size)) in blobs.iter().enumerate() {
+                if size > max_bytes {
+                    out.push(Some(Err(SkipReason::TooLarge)));
+                    continue;
+                }
+                let cached = cache.get(&oid);
+                if cached.is_none() {
+                    missing.push((i, oid));
+                }
+                out.push(cached);
+            }
+        }
+        if !missing.is_empty() {
+            // The same content under several paths is read once.
+            let mut unique: Vec<ObjectId> = missing.iter().map(|&(_, oid)| oid).collect();
+            unique.sort_unstable();
+            unique.dedup();
+            let loaded = self.map_blobs(&unique, threads, deadline, |repo, oid| {
+                read_text(repo, oid, max_bytes)
+            })?;
+            self.blobs_read
+                .fetch_add(unique.len() as u64, Ordering::Relaxed);
+            for (i, oid) in missing {
+                let at = unique.binary_search(&oid).unwrap_or_default();
+                out[i] = Some(loaded[at].clone());
+            }
+            let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+            cache.insert_many(
+                unique
+                    .into_iter()
+                    .zip(loaded)
+                    .filter(|(_, content)| !matches!(content, Err(SkipReason::TooLarge))),
+            );
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
+    /// The decoded text of the regular file at `path`, or why it has none
+    /// (`binary`, `not_utf8`, `too_large`).
+    pub fn text(
+        &self,
+        tree: &CommitTree,
+        path: &[u8],
+        max_bytes: u64,
+        deadline: Option<Instant>,
+    ) -> CoreResult<Content> {
+        let entry = tree.readable_file(path)?;
+        let mut contents = self.contents(&[(entry.oid, entry.size)], max_bytes, 1, deadline)?;
+        contents.pop().ok_or(CoreError::GitRequestInvalid {
+            what: "no regular file at this path",
+        })
+    }
+
+    /// Reads the selection's files, then runs one query (`mode` is
+    /// `literal`, `literal_ignore_case` or `symbol`) over the texts and
+    /// cuts one page. Texts are read on `threads` threads and searched on
+    /// as many (0 = every core); the answer does not depend on the count.
+    #[allow(clippy::too_many_arguments)]
+    pub fn search(
+        &self,
+        tree: &CommitTree,
+        selection: &Selection,
+        mode: &str,
+        pattern: &str,
+        page: Page,
+        threads: usize,
+        deadline: Option<Instant>,
+    ) -> CoreResult<SearchOutcome> {
+        let query = SearchMode::parse(mode)
+            .and_then(|mode| Query::new(mode, pattern))
+            .map_err(CoreError::in_git_request)?;
+        let compiled = CompiledQueries::new(std::slice::from_ref(&query))
+            .map_err(CoreError::in_git_request)?;
+        let blobs: Vec<(ObjectId, u64)> = selection
+            .files
+            .iter()
+            .map(|&i| (tree.entries[i].oid, tree.entries[i].size))
+            .collect();
+        let contents = self.contents(&blobs, selection.max_file_bytes, threads, deadline)?;
+        let mut skipped = selection.skipped.clone();
+        let mut searched: Vec<usize> = Vec::with_capacity(contents.len());
+        let mut texts: Vec<Arc<SourceText>> = Vec::with_capacity(contents.len());
+        for (&index, content) in selection.files.iter().zip(contents) {
+            match content {
+                Ok(text) => {
+                    searched.push(index);
+                    texts.push(text);
+                }
+                Err(reason) => skipped.push((index, reason)),
+            }
+        }
+        skipped.sort_unstable_by_key(|&(index, _)| index);
+        let refs: Vec<&SourceText> = texts.iter().map(Arc::as_ref).collect();
+        let mut pages = line_search::search(&refs, &compiled, &[page], threads)
+            .map_err(CoreError::in_git_request)?;
+        let result = pages.pop().unwrap_or_default();
+        Ok(SearchOutcome {
+            total: result.total,
+            files_searched: texts.len(),
+            skipped,
+            hits: result
+                .hits
+                .into_iter()
+                .map(|(t, line)| (searched[t], line, Arc::clone(&texts[t])))
+                .collect(),
+        })
+    }
+
+    /// Lower-case hex SHA-256 of each blob's bytes (the provenance of a
+    /// hit), for blob IDs in 40-hex form.
+    pub fn sha256_hex<S: AsRef<str>>(
+        &self,
+        blob_ids: &[S],
+        threads: usize,
+        deadline: Option<Instant>,
+    ) -> CoreResult<Vec<String>> {
+        let oids = blob_ids
+            .iter()
+            .map(|id| parse_oid(id.as_ref()))
+            .collect::<CoreResult<Vec<_>>>()?;
+        self.map_blobs(&oids, threads, deadline, |repo, oid| {
+            let digest: [u8; 32] = Sha256::digest(read_blob(repo, oid)?).into();
+            Ok(digest.iter().fold(String::with_capacity(64), |mut out, b| {
+                let _ = write!(out, "{b:02x}");
+                out
+            }))
+        })
+    }
+
+    /// Runs `work` for every item on the core's thread pool, each worker
+    /// with its own repository handle (and so its own delta-base cache).
+    /// The first error (or the deadline) stops every worker.
+    fn map_blobs<T: Sync, R: Send>(
+        &self,
+        items: &[T],
+        threads: usize,
+        deadline: Option<Instant>,
+        work: impl Fn(&gix::Repository, &T) -> CoreResult<R> + Sync,
+    ) -> CoreResult<Vec<R>> {
+        try_map_with(
+            items,
+            threads,
+            || self.repo.to_thread_local(),
+            |repo, item| check_deadline(deadline).and_then(|()| work(repo, item)),
+        )
+    }
+}

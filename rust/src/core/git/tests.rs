@@ -1,0 +1,191 @@
+//! Behaviour of the git reader on a real repository made with `git`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use super::*;
+use crate::core::line_search::Page;
+use crate::core::CoreError;
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?} failed");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A repository with a text file, a CRLF file, a binary, a symlink and a
+/// nested file; returns (directory, commit).
+fn repo(name: &str) -> (PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("vba-git-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("a/b")).unwrap();
+    std::fs::write(dir.join("z.txt"), "one\nfoo two\nthree foo\n").unwrap();
+    std::fs::write(dir.join("a.txt"), "x\r\nfoo\r\n").unwrap();
+    std::fs::write(dir.join("a/b/c.sql"), "SELECT foo;\n").unwrap();
+    std::fs::write(dir.join("bin.dat"), b"foo\0bar").unwrap();
+    std::os::unix::fs::symlink("z.txt", dir.join("link")).unwrap();
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "t"]);
+    let commit = git(&dir, &["rev-parse", "HEAD"]);
+    (dir, commit)
+}
+
+#[test]
+fn lists_in_path_order_with_kinds_and_sizes() {
+    let (dir, commit) = repo("list");
+    let store = GitStore::open(&dir, 1 << 20).unwrap();
+    let tree = store.tree(&commit, 100, 2, None).unwrap();
+    let listed: Vec<(&[u8], EntryKind, u64)> = tree
+        .entries()
+        .iter()
+        .map(|e| (e.path.as_slice(), e.kind, e.size))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            (&b"a.txt"[..], EntryKind::Blob, 8),
+            (b"a/b/c.sql", EntryKind::Blob, 12),
+            (b"bin.dat", EntryKind::Blob, 7),
+            (b"link", EntryKind::Symlink, 5),
+            (b"z.txt", EntryKind::Blob, 22),
+        ]
+    );
+    assert!(tree.find(b"a/b/c.sql").is_some() && tree.find(b"a/b").is_none());
+    assert_eq!(
+        store.tree(&commit, 4, 1, None).unwrap_err().code(),
+        "selection_too_large"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn searches_text_and_reports_skips() {
+    let (dir, commit) = repo("search");
+    let store = GitStore::open(&dir, 1 << 20).unwrap();
+    let tree = store.tree(&commit, 100, 2, None).unwrap();
+    let selection = tree.select(&Filter::default(), 1 << 20);
+    let page = Page {
+        offset: 1,
+        limit: 10,
+    };
+    let found = store
+        .search(&tree, &selection, "literal", "foo", page, 2, None)
+        .unwrap();
+    assert_eq!(found.total, 4);
+    assert_eq!(found.files_searched, 3);
+    let hits: Vec<(usize, u32)> = found.hits.iter().map(|(i, l, _)| (*i, *l)).collect();
+    assert_eq!(hits, vec![(1, 0), (4, 1), (4, 2)]);
+    assert_eq!(
+        found.skipped,
+        vec![(2, SkipReason::Binary), (3, SkipReason::Symlink)]
+    );
+    let read = store.blobs_read();
+    store
+        .search(&tree, &selection, "literal", "foo", page, 2, None)
+        .unwrap();
+    assert_eq!(
+        store.blobs_read(),
+        read,
+        "the second search is served from the cache"
+    );
+    let sql = tree.select(
+        &Filter {
+            sql_only: true,
+            ..Filter::default()
+        },
+        1 << 20,
+    );
+    assert_eq!(sql.files, vec![1]);
+    let small = tree.select(&Filter::default(), 10);
+    assert!(small.skipped.contains(&(4, SkipReason::TooLarge)));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn missing_commit_and_bad_ids() {
+    let (dir, commit) = repo("missing");
+    let store = GitStore::open(&dir, 0).unwrap();
+    let err = store.tree(&"1".repeat(40), 10, 1, None).unwrap_err();
+    assert_eq!(err, CoreError::GitCommitMissing { found: "nothing" });
+    let tree_id = git(&dir, &["rev-parse", &format!("{commit}^{{tree}}")]);
+    let err = store.tree(&tree_id, 10, 1, None).unwrap_err();
+    assert_eq!(err, CoreError::GitCommitMissing { found: "tree" });
+    assert_eq!(
+        store.tree("abc", 10, 1, None).unwrap_err().code(),
+        "request_invalid"
+    );
+    let past = Some(Instant::now());
+    assert_eq!(
+        store.tree(&commit, 10, 1, past).unwrap_err(),
+        CoreError::GitTimeout
+    );
+    assert!(GitStore::open(&dir.join("nope"), 0).is_err());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// What the bindings used to compose themselves: one core call each now.
+#[test]
+fn paths_texts_digests_and_request_errors() {
+    let (dir, commit) = repo("calls");
+    let store = GitStore::open(&dir, 1 << 20).unwrap();
+    let tree = store.tree(&commit, 100, 0, None).unwrap();
+    let found: Vec<&[u8]> = tree
+        .find_paths(b".", Some(b"a"))
+        .map(|e| e.path.as_slice())
+        .collect();
+    assert_eq!(found, vec![&b"a.txt"[..], b"a/b/c.sql"]);
+    let text = store.text(&tree, b"z.txt", 1 << 20, None).unwrap().unwrap();
+    assert_eq!(text.line_count(), 3);
+    let binary = store.text(&tree, b"bin.dat", 1 << 20, None).unwrap();
+    assert!(matches!(binary, Err(SkipReason::Binary)));
+    for not_a_file in [&b"link"[..], b"a/b", b"nope"] {
+        let err = store.text(&tree, not_a_file, 1 << 20, None).unwrap_err();
+        assert_eq!(err.code(), "request_invalid");
+    }
+    let blob = tree.find(b"z.txt").unwrap().oid.to_string();
+    let expected = git(&dir, &["cat-file", "blob", &blob]);
+    let digests = store.sha256_hex(&[blob.as_str()], 0, None).unwrap();
+    assert_eq!(digests[0].len(), 64);
+    let again = store.sha256_hex(&[blob], 1, None).unwrap();
+    assert_eq!(digests, again);
+    assert!(!expected.is_empty());
+    assert_eq!(
+        store.sha256_hex(&["xyz"], 1, None).unwrap_err().code(),
+        "request_invalid"
+    );
+    let selection = tree.select(&Filter::default(), 1 << 20);
+    let page = Page {
+        offset: 0,
+        limit: 1,
+    };
+    for (mode, pattern) in [
+        ("regex", "foo"),
+        ("symbol", "not an identifier"),
+        ("literal", ""),
+    ] {
+        let err = store
+            .search(&tree, &selection, mode, pattern, page, 1, None)
+            .unwrap_err();
+        assert_eq!(err.class(), crate::core::ErrorClass::Research, "{mode}");
+        assert_eq!(err.code(), "request_invalid", "{mode}");
+    }
+    assert_eq!(deadline_after(-1.0).unwrap_err().code(), "request_invalid");
+    assert_eq!(
+        deadline_after(f64::NAN).unwrap_err().code(),
+        "request_invalid"
+    );
+    assert_eq!(deadline_after(1e9).unwrap(), None);
+    assert!(deadline_after(1.0).unwrap().is_some());
+    std::fs::remove_dir_all(dir).unwrap();
+}
