@@ -12,6 +12,7 @@ cannot read (an f-string, a value computed elsewhere) must be declared in
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import typing
 from collections import defaultdict
@@ -46,6 +47,19 @@ DYNAMIC_SITES = {
     # A refusal of the case package passed on with its CaseError code.
     "tools/router.py::_load",
     "tools/router.py::_read_selection",
+}
+
+
+# Exceptions that never leave the package, so no part of the error contract:
+# each is raised and caught by the modules named in its comment.
+INTERNAL_EXCEPTIONS = {
+    # A repair step gives up; recovery/flow.py and admission.py turn it into feedback.
+    "RepairError": "investigation/recovery/repair.py",
+    # A retryable HTTP failure; llm/client.py retries, then raises llm_unavailable.
+    "TransientFailure": "investigation/llm/transport.py",
+    # An OSError for a FIFO or device; files.read_regular_file and case/create.py
+    # turn it into their caller's own code (reason not_a_regular_file).
+    "NotRegularFileError": "files.py",
 }
 
 
@@ -299,6 +313,26 @@ def test_every_class_lives_in_errors_py() -> None:
             ):
                 elsewhere[node.name] = module.rel
     assert elsewhere == {}
+
+
+def test_exceptions_outside_errors_py_are_internal() -> None:
+    exceptions = {
+        name
+        for name, value in vars(builtins).items()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    }
+    public: dict[str, str] = {}
+    for module in _modules():
+        if module.rel == "errors.py":
+            continue
+        for node in ast.walk(module.tree):
+            if (
+                isinstance(node, ast.ClassDef)
+                and not node.name.startswith("_")
+                and any(isinstance(b, ast.Name) and b.id in exceptions for b in node.bases)
+            ):
+                public[node.name] = module.rel
+    assert public == INTERNAL_EXCEPTIONS
 
 
 def test_every_literal_code_is_declared_by_its_class(scan: _Scan) -> None:

@@ -88,6 +88,16 @@ RECOVERY_LIMITS_INVALID: Final = "recovery_limits_invalid"
 RECOVERY_NOTES_INVALID: Final = "recovery_notes_invalid"
 
 
+class JsonRejected(ValueError):
+    """``case.canonical.parse_json`` refused its input; ``reason`` is a fixed phrase
+    without content. Not a ``VbaError``: its callers catch it and raise their own
+    code (``manifest_invalid``, ``case_invalid``, ``spec_invalid``, ``…_corrupt``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 # -- the snapshot core (raised by the native extension) -------------------------------
 
 

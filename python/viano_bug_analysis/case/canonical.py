@@ -27,7 +27,7 @@ import codecs
 from typing import Any, Final
 
 from viano_bug_analysis import jsonio
-from viano_bug_analysis.errors import CaseError
+from viano_bug_analysis.errors import CaseError, JsonRejected
 from viano_bug_analysis.jsonio import JsonEncodeError, JsonFailure, sha256_hex
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -52,14 +52,6 @@ def canonical_bytes(value: Any) -> bytes:
 def sha256_canonical(value: Any) -> str:
     """Lowercase hex SHA-256 of ``canonical_bytes(value)``."""
     return sha256_hex(canonical_bytes(value))
-
-
-class JsonRejected(ValueError):
-    """``parse_json`` refused its input; ``reason`` is a fixed phrase without content."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 # Fixed phrases, part of the documented reasons of manifest_invalid,
