@@ -21,9 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import orjson
-
 from viano_bug_analysis.investigation.recovery.notes import prompt_with_context_notes
+from viano_bug_analysis.jsonio import canonical_bytes
 
 PROMPT_VERSIONS = ("investigation_v1", "investigation_project_v1")
 MAX_EVIDENCE_PAYLOAD_CHARS = 6000
@@ -131,7 +130,9 @@ def _evidence_line(item: Mapping[str, Any]) -> str:
 
 
 def _json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    # The stored bytes of the value (so a prompt can be rebuilt from the
+    # package), exact for integers beyond 64 bits, which orjson refuses.
+    return canonical_bytes(value).decode()
 
 
 __all__ = ["PROMPT_VERSIONS", "build_messages", "prompt_text"]
