@@ -28,7 +28,6 @@ The service writes nothing: storing captures is the caller's business.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from collections.abc import Mapping, Sequence
@@ -39,6 +38,7 @@ from viano_bug_analysis.jsonio import (
     MAX_ENCODE_DEPTH,
     JsonEncodeError,
     canonical_bytes,
+    canonical_sha256,
     strict_loads,
 )
 from viano_bug_analysis.project_research.captures import Capture
@@ -131,15 +131,6 @@ class DatabaseProvider(Protocol):
 # --- validation ------------------------------------------------------------------------------
 
 
-def compact_json(value: Any) -> bytes:
-    """The hashed byte form: ``jsonio.canonical_bytes`` (UTF-8, keys sorted, no whitespace).
-
-    orjson's bytes wherever orjson can write the value, and integers beyond
-    64 bits exact: a filter on a DECIMAL or BIGINT UNSIGNED column may hold one.
-    """
-    return canonical_bytes(value)
-
-
 def _plain(data: bytes) -> Any:
     """Plain JSON values back from canonical bytes (orjson.loads would turn an
     integer beyond 64 bits into a float)."""
@@ -199,7 +190,7 @@ def validate_query(query: Any, limits: Limits | None = None) -> dict[str, Any]:
             "query_invalid", "numbers must be finite", {"path": _pointer(where), "rule": "type"}
         )
     try:
-        raw = compact_json(query)
+        raw = canonical_bytes(query)
     except JsonEncodeError as err:
         raise ResearchError(
             "query_invalid", "query is not a JSON document", {"path": "", "reason": err.code}
@@ -238,7 +229,9 @@ def _check_limits(query: Mapping[str, Any], limits: Limits) -> None:
 
 def query_sha256(query: Mapping[str, Any]) -> str:
     """SHA-256 of the compact form of a query."""
-    return hashlib.sha256(compact_json(query)).hexdigest()
+    # canonical_bytes: integers beyond 64 bits exact, as a filter on a DECIMAL
+    # or BIGINT UNSIGNED column may hold one.
+    return canonical_sha256(query)
 
 
 # --- coverage --------------------------------------------------------------------------------
@@ -517,7 +510,7 @@ def _frozen_result(answer: Mapping[str, Any]) -> dict[str, Any]:
     cannot change what is validated, returned and captured.
     """
     try:
-        document: dict[str, Any] = _plain(compact_json(answer))
+        document: dict[str, Any] = _plain(canonical_bytes(answer))
     except JsonEncodeError:
         raise ResearchError(
             "provider_result_invalid", "the provider answered with a non-JSON value"
