@@ -25,9 +25,12 @@ selects the project profile: enrichment rules and schema adapter
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -325,11 +328,37 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        code: int = args.run(args)
-    except VbaError as err:
-        return int(report(err))
+    with _sigterm_exits():
+        try:
+            code: int = args.run(args)
+        except VbaError as err:
+            return int(report(err))
     return int(code)
+
+
+@contextlib.contextmanager
+def _sigterm_exits() -> Iterator[None]:
+    """SIGTERM ends the command as ``SystemExit(143)``, so cleanups still run.
+
+    Python's default for SIGTERM ends the process at once: no ``finally``,
+    no ``except BaseException``, so ``vba case create`` left its
+    ``.OUT.tmp-*`` directory behind. 143 is 128 + SIGTERM, the status a shell
+    reports for a process ended by that signal. Only the main thread may set
+    a handler; elsewhere (main() called from a thread) the default stays.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        # None: the handler was not set from Python; the default is the closest.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -28,6 +29,11 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so stale temporary directories are kept
+    fcntl = None  # type: ignore[assignment]
 
 from viano_bug_analysis.case.canonical import JsonRejected, canonical_bytes, parse_json, sha256_hex
 from viano_bug_analysis.case.package import (
@@ -71,12 +77,14 @@ def create_package(
     _check_spec(document)
     out = Path(os.path.abspath(out_dir))
     _refuse_existing(out)
-    temp = out.parent / f".{out.name}.tmp-{secrets.token_hex(8)}"
+    _remove_stale_temps(out)
+    temp = out.parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(8)}"
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         os.mkdir(temp)
     except OSError as err:
         raise _write_failed(err) from None
+    held = _lock_dir(temp)
     try:
         try:
             _build(document, base, temp)
@@ -95,8 +103,83 @@ def create_package(
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
+    finally:
+        if held is not None:
+            os.close(held)
     _fsync_dir(out.parent)
     return load_package(out)
+
+
+# -- temporary directories --------------------------------------------------------------
+
+# The name create_package gives its temporary directory after ".{OUT}":
+# the builder's pid, then a random part.
+_TEMP_TAIL = re.compile(r"\.tmp-([0-9]{1,10})-[0-9a-f]{16}")
+
+
+def _lock_dir(path: Path) -> int | None:
+    """A descriptor holding an exclusive ``flock`` on the directory, or ``None``.
+
+    The lock lives as long as the descriptor, so the kernel drops it when the
+    holder dies, even by SIGKILL: a directory whose lock can be taken has no
+    live builder. ``None`` where it is held elsewhere or cannot be taken.
+    """
+    if fcntl is None:
+        return None
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # another create_package in this process (a thread)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _remove_stale_temps(out: Path) -> None:
+    """Removes the temporary directories a killed ``create_package`` of ``out`` left.
+
+    SIGKILL (or a power cut) skips every cleanup. Only names of this
+    function's own pattern for this ``out`` are considered, and only when the
+    pid in the name is no live process and the directory's lock is free: the
+    pid covers the moment between ``mkdir`` and ``flock``, the lock a pid
+    reused by an unrelated process and a builder on another host. Without
+    ``flock`` (Windows) nothing is removed.
+    """
+    if fcntl is None:
+        return
+    prefix = f".{out.name}"
+    try:
+        names = os.listdir(out.parent)
+    except OSError:
+        return
+    for name in names:
+        found = _TEMP_TAIL.fullmatch(name, len(prefix)) if name.startswith(prefix) else None
+        if found is None or _process_alive(int(found[1])):
+            continue
+        stale = out.parent / name
+        held = _lock_dir(stale)
+        if held is None:
+            continue
+        try:
+            shutil.rmtree(stale, ignore_errors=True)
+        finally:
+            os.close(held)
 
 
 # -- the spec -------------------------------------------------------------------------
