@@ -20,7 +20,6 @@ file relative to the package; nothing is skipped or repaired.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import PurePosixPath
@@ -77,12 +76,13 @@ class StepLog:
     def policy(self) -> bytes | None:
         """The stored investigation policy (``policy.json``) as written, or ``None``.
 
-        Checked here to be a JSON object in its stored form (sorted keys, no
-        whitespace, ASCII), so a torn policy names its file like every other.
+        Checked here to be a JSON object in the stored form of every package
+        document (``jsonio.canonical_bytes``, as the controller writes it), so
+        a torn policy names its file like every other.
         """
         data = self._files.read(POLICY_FILE)
         if data is not None:
-            parse_document(data, POLICY_FILE, encode=_policy_form)
+            parse_document(data, POLICY_FILE)
         return data
 
     def put_policy(self, data: bytes) -> None:
@@ -175,10 +175,6 @@ def _not_a_record(rel: PurePosixPath, kind: str) -> PackageFileError:
         f"a stored package file is damaged: {reason}",
         {"path": rel.as_posix(), "reason": reason},
     )
-
-
-def _policy_form(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
 
 
 def _outcome_name(hypothesis: str) -> str:
