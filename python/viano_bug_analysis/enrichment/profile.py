@@ -10,7 +10,6 @@ docs/case-enrichment.md.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import tomllib
@@ -22,6 +21,7 @@ from typing import Any, NoReturn
 from viano_bug_analysis import vocabulary
 from viano_bug_analysis.errors import EnrichmentError
 from viano_bug_analysis.files import TOO_LARGE, read_regular_file
+from viano_bug_analysis.jsonio import sha256_hex
 
 PROFILE_FORMAT = "viano-enrichment-profile"
 MAX_PROFILE_BYTES = 1024 * 1024
@@ -202,7 +202,7 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
             for i, item in enumerate(_array(document.get("relationships", []), "relationships"))
         ),
         ignore_values=ignore,
-        sha256=hashlib.sha256(data).hexdigest(),
+        sha256=sha256_hex(data),
     )
     seen: set[tuple[str, str]] = set()
     for i, text in enumerate(profile.texts):

@@ -20,7 +20,6 @@ package), and no file is written or read through a symbolic link.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Any
 
 from viano_bug_analysis.durable import PackageLayout, compact_json, parse_document
 from viano_bug_analysis.errors import EvidenceError
+from viano_bug_analysis.jsonio import sha256_hex
 from viano_bug_analysis.project_research import Capture, CaptureStore
 
 RECORDS_DIR = PackageLayout.EVIDENCE_RECORDS
@@ -97,7 +97,7 @@ class EvidenceStore:
             raise EvidenceError(
                 "evidence_corrupt", "a stored result is missing", {"path": rel.as_posix()}
             )
-        if hashlib.sha256(data).hexdigest() != record["result_sha256"]:
+        if sha256_hex(data) != record["result_sha256"]:
             raise EvidenceError(
                 "evidence_corrupt",
                 "a stored result does not match its hash",
@@ -151,7 +151,7 @@ class EvidenceStore:
         current_generation: Callable[[], int],
     ) -> TakenEvidence:
         data = compact_json(result)
-        sha256 = hashlib.sha256(data).hexdigest()
+        sha256 = sha256_hex(data)
         self._files.write_once(RESULTS_DIR / f"{sha256}.json", data)
         return self._take(
             {

@@ -29,7 +29,6 @@ builder around ``ProjectResearch.capture``, not by ``ProjectResearch.query``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -44,6 +43,7 @@ from viano_bug_analysis.jsonio import (
     JsonDecodeError,
     JsonEncodeError,
     canonical_bytes,
+    sha256_hex,
     strict_loads,
 )
 from viano_bug_analysis.schema_errors import describe_first, disagreement
@@ -98,12 +98,12 @@ class Capture:
         _check(document)
         data = compact(document)
         # Parsed back so that the object holds plain JSON values, not caller objects.
-        return cls(_plain(data), data, hashlib.sha256(data).hexdigest())
+        return cls(_plain(data), data, sha256_hex(data))
 
     @classmethod
     def from_bytes(cls, data: bytes, sha256: str) -> Capture:
         """Reads stored bytes back; they must hash to ``sha256`` and be in compact form."""
-        if hashlib.sha256(data).hexdigest() != sha256:
+        if sha256_hex(data) != sha256:
             raise CaptureError(
                 "capture_corrupt", "stored capture does not match its SHA-256", {"sha256": sha256}
             )
