@@ -13,11 +13,10 @@ index, the investigation chooses what of it a prompt shows.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import orjson
+from typing import Any, cast
 
 from viano_bug_analysis.case.package import CasePackage
+from viano_bug_analysis.jsonio import MAX_ENCODE_DEPTH, canonical_bytes, strict_loads
 
 PROMPT_VERSION = "investigation_project_v1"
 SELECTION_VERSION = "project-context-v1"
@@ -41,8 +40,11 @@ def load_index(package: CasePackage) -> dict[str, Any] | None:
     ref = package.case.get("project_research")
     if not ref:
         return None
-    index: dict[str, Any] = orjson.loads((package.path / ref["index"]["path"]).read_bytes())
-    return index
+    data = (package.path / ref["index"]["path"]).read_bytes()
+    # Not orjson.loads: it turns an integer beyond 64 bits (a DECIMAL value) into a float.
+    return cast(
+        "dict[str, Any]", strict_loads(data, max_depth=MAX_ENCODE_DEPTH, max_bytes=len(data))
+    )
 
 
 def project_prompt_context(package: CasePackage) -> dict[str, Any] | None:
@@ -55,9 +57,8 @@ def project_prompt_context(package: CasePackage) -> dict[str, Any] | None:
     seen: dict[bytes, str] = {}
     for fact in index["facts"]:
         view = _prompt_view(fact)
-        key = orjson.dumps(
-            {k: v for k, v in view.items() if k not in {"fact_id", "purpose", "source"}},
-            option=orjson.OPT_SORT_KEYS,
+        key = canonical_bytes(
+            {k: v for k, v in view.items() if k not in {"fact_id", "purpose", "source"}}
         )
         if fact["kind"] in {"project_rows", "project_source_hits"} and key in seen:
             duplicates.append(fact["fact_id"])
