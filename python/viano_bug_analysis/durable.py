@@ -1,4 +1,9 @@
-"""Durable files of a case package: the one writer and strict reader every store uses.
+"""The case package on disk: its layout, and the one writer and strict reader every store uses.
+
+``PackageLayout(root)`` is what a store is given: every folder and file name
+of the package format is defined on it once (``PackageLayout.CHECKPOINTS``,
+``PackageLayout.revision(2)`` ...), and it holds the package's
+``PackageFiles``. A store never joins names onto a raw path itself.
 
 ``PackageFiles(root)`` owns the package's files below ``root``. Every path it
 takes is relative to the package (``analysis/evidence/records/000001.json``)
@@ -41,7 +46,7 @@ import secrets
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePath, PurePosixPath
-from typing import Any
+from typing import Any, ClassVar, Final
 
 from viano_bug_analysis.errors import PackageFileError
 from viano_bug_analysis.jsonio import (
@@ -335,6 +340,99 @@ class PackageFiles:
             os.close(fd)
 
 
+class PackageLayout:
+    """Where everything lives in one case package (docs/case-package-v1.md).
+
+    The names are class attributes, so code that only needs a name (a schema
+    check, a listing of what an investigation writes) needs no package. An
+    instance binds them to one package root and holds its ``files``, through
+    which every read and write goes (containment, atomic append-only writes).
+    """
+
+    # -- the case (written by ``vba case create`` / ``CaseBuilder``) -----------------------
+    MANIFEST: Final = PurePosixPath("manifest.json")
+    # A package of the first, flat form keeps its case here; revisions live below.
+    FLAT_CASE: Final = PurePosixPath("case.json")
+    ATTACHMENTS: Final = PurePosixPath("attachments")
+    REVISIONS: Final = PurePosixPath("revisions")
+    RESEARCH: Final = PurePosixPath("research", "project")
+    # -- the investigation (written by ``vba investigate``) --------------------------------
+    CHECKPOINTS: Final = PurePosixPath("analysis", "checkpoints")
+    BUDGET_JOURNAL: Final = PurePosixPath("analysis", "budget", "journal")
+    EVIDENCE_RECORDS: Final = PurePosixPath("analysis", "evidence", "records")
+    EVIDENCE_RESULTS: Final = PurePosixPath("analysis", "evidence", "results")
+    CAPTURES: Final = PurePosixPath("analysis", "evidence", "captures")
+    STEPS: Final = PurePosixPath("analysis", "investigation", "steps")
+    HYPOTHESES: Final = PurePosixPath("analysis", "investigation", "hypotheses")
+    POLICY: Final = PurePosixPath("analysis", "investigation", "policy.json")
+    LLM_CALLS: Final = PurePosixPath("analysis", "llm", "calls")
+
+    # Every directory a running investigation writes into (checked before a paid call).
+    INVESTIGATION_DIRECTORIES: ClassVar[tuple[PurePosixPath, ...]] = (
+        STEPS,
+        HYPOTHESES,
+        EVIDENCE_RECORDS,
+        EVIDENCE_RESULTS,
+        CAPTURES,
+        LLM_CALLS,
+        CHECKPOINTS,
+        BUDGET_JOURNAL,
+    )
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.files = PackageFiles(self.root)
+
+    @classmethod
+    def of(cls, package: PackageLayout | str | os.PathLike[str]) -> PackageLayout:
+        """``package`` itself, or the layout of the package directory it names."""
+        return package if isinstance(package, PackageLayout) else cls(package)
+
+    @staticmethod
+    def revision(number: int) -> PurePosixPath:
+        """The folder of case revision ``number`` (``revisions/r0002``)."""
+        return PackageLayout.REVISIONS / f"r{number:04d}"
+
+    @staticmethod
+    def revision_case(number: int) -> PurePosixPath:
+        """The canonical case of revision ``number``."""
+        return PackageLayout.revision(number) / "case.json"
+
+    @staticmethod
+    def revision_inputs(number: int) -> PurePosixPath:
+        """The record of the inputs revision ``number`` was built from."""
+        return PackageLayout.revision(number) / "inputs.json"
+
+    @staticmethod
+    def research_revision(number: int) -> PurePosixPath:
+        """The enrichment folder of revision ``number`` (``research/project/r0002``):
+        its ``index.json``, and the ``steps/`` and ``captures/`` of its journal."""
+        return PackageLayout.RESEARCH / f"r{number:04d}"
+
+    @staticmethod
+    def research_index(number: int) -> PurePosixPath:
+        return PackageLayout.research_revision(number) / "index.json"
+
+    @staticmethod
+    def attachment(name: str) -> PurePosixPath:
+        return PackageLayout.ATTACHMENTS / name
+
+    def path(self, rel: Relative) -> Path:
+        """The absolute path of ``rel``, for what needs one (a lock, a message to the
+        operator). Reads and writes go through ``files``, never through this path."""
+        return self.root.joinpath(*_parts(rel))
+
+    def is_package_dir(self) -> bool:
+        return self.root.is_dir()
+
+    def check_writable(self, *, reserve_bytes: int = DEFAULT_RESERVE_BYTES) -> None:
+        """``package_write_failed`` now if any investigation directory cannot take a file."""
+        self.files.check_writable(self.INVESTIGATION_DIRECTORIES, reserve_bytes=reserve_bytes)
+
+    def __repr__(self) -> str:
+        return f"PackageLayout({os.fspath(self.root)!r})"
+
+
 def parse_document(
     data: bytes, rel: Relative, *, encode: Callable[[Any], bytes] = compact_json
 ) -> dict[str, Any]:
@@ -482,6 +580,7 @@ def _fsync_path(path: Path) -> None:
 __all__ = [
     "DEFAULT_RESERVE_BYTES",
     "PackageFiles",
+    "PackageLayout",
     "compact_json",
     "create_package_root",
     "parse_document",

@@ -38,13 +38,12 @@ from viano_bug_analysis.case.create import (
 )
 from viano_bug_analysis.case.lock import BUILD_LOCK, LOCK_NAMES, package_lock
 from viano_bug_analysis.case.package import (
-    ATTACHMENTS_DIR,
     MANIFEST_NAME,
     CasePackage,
     load_package,
     verify_attachment,
 )
-from viano_bug_analysis.durable import PackageFiles, create_package_root, relative
+from viano_bug_analysis.durable import PackageLayout, create_package_root, relative
 from viano_bug_analysis.enrichment.engine import Enricher
 from viano_bug_analysis.enrichment.extract import MemberLines, Mention, extract_mentions
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
@@ -52,8 +51,8 @@ from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
 
-REVISIONS_DIR = "revisions"
-RESEARCH_DIR = "research/project"
+REVISIONS_DIR = PackageLayout.REVISIONS.as_posix()
+RESEARCH_DIR = PackageLayout.RESEARCH.as_posix()
 INPUTS_FORMAT = "viano-case-build-inputs"
 INDEX_FORMAT = "viano-enrichment-index"
 MAX_EXTRACT_MEMBER_BYTES = 8 * 1024 * 1024
@@ -102,7 +101,8 @@ class CaseBuilder:
         self._origin = dict(research_origin or {})
         self._progress = progress or (lambda _text: None)
         self._hook = after_step or (lambda _point: None)
-        self._files = PackageFiles(self._root)
+        self._layout = PackageLayout(self._root)
+        self._files = self._layout.files
 
     def build(self) -> BuildResult:
         create_package_root(self._root)
@@ -122,13 +122,11 @@ class CaseBuilder:
             self._discard_staged(attachments)
             return BuildResult(package, finished, False, _index_facts(package), [], 0)
         revision = finished + 1
-        rev_dir = self._root / REVISIONS_DIR / f"r{revision:04d}"
+        rev_dir = self._layout.path(PackageLayout.revision(revision))
         self._place_attachments(attachments, revision)
         inputs = self._inputs_record(attachments)
         try:
-            self._files.write_once(
-                relative(self._root, rev_dir / "inputs.json"), canonical_bytes(inputs)
-            )
+            self._files.write_once(PackageLayout.revision_inputs(revision), canonical_bytes(inputs))
         except PackageFileError as err:
             if err.code != "record_conflict":
                 raise
@@ -150,7 +148,7 @@ class CaseBuilder:
                 "index": {"path": index_rel, "sha256": index_sha256},
             }
         case_bytes = canonical_bytes(case)
-        case_rel = f"{REVISIONS_DIR}/r{revision:04d}/case.json"
+        case_rel = PackageLayout.revision_case(revision).as_posix()
         self._files.write_once(case_rel, case_bytes)
         self._hook("case-written")
         self._write_manifest(revision, case_rel, sha256_hex(case_bytes), attachments)
@@ -161,7 +159,7 @@ class CaseBuilder:
         return BuildResult(package, revision, True, facts, queries, asked)
 
     def _stage_attachments(self, revision: int) -> list[dict[str, Any]]:
-        staging = self._root / REVISIONS_DIR / f".staging-{secrets.token_hex(6)}"
+        staging = self._layout.path(PackageLayout.REVISIONS) / f".staging-{secrets.token_hex(6)}"
         self._files.make_dirs(relative(self._root, staging))
         staged = []
         try:
@@ -192,7 +190,7 @@ class CaseBuilder:
         if attachments:
             shutil.rmtree(attachments[0]["file"].parent, ignore_errors=True)
         else:
-            for staging in (self._root / REVISIONS_DIR).glob(".staging-*"):
+            for staging in self._layout.path(PackageLayout.REVISIONS).glob(".staging-*"):
                 shutil.rmtree(staging, ignore_errors=True)
 
     def _place_attachments(self, attachments: list[dict[str, Any]], revision: int) -> None:
@@ -201,14 +199,15 @@ class CaseBuilder:
             name: str = item["spec"]["name"]
             candidates = [name, f"{name[: -len('.zip')]}.r{revision:04d}.zip"]
             for candidate in candidates:
-                target = self._root / ATTACHMENTS_DIR / candidate
+                rel = PackageLayout.attachment(candidate)
+                target = self._layout.path(rel)
                 if target.exists():
                     if _hash_file(target) == (item["sha256"], item["size"]):
-                        item["path"] = f"{ATTACHMENTS_DIR}/{candidate}"
+                        item["path"] = rel.as_posix()
                         break
                     continue
-                self._files.write_once(relative(self._root, target), item["file"].read_bytes())
-                item["path"] = f"{ATTACHMENTS_DIR}/{candidate}"
+                self._files.write_once(rel, item["file"].read_bytes())
+                item["path"] = rel.as_posix()
                 break
             if item["path"] is None:
                 raise CaseError(
@@ -244,7 +243,7 @@ class CaseBuilder:
         }
 
     def _stored_inputs_sha256(self, revision: int) -> str | None:
-        path = self._root / REVISIONS_DIR / f"r{revision:04d}" / "inputs.json"
+        path = self._layout.path(PackageLayout.revision_inputs(revision))
         try:
             return sha256_hex(path.read_bytes())
         except FileNotFoundError:
@@ -293,8 +292,8 @@ class CaseBuilder:
         self, revision: int, case: dict[str, Any], rev_dir: Path
     ) -> tuple[str, str, list[dict[str, Any]], list[dict[str, Any]], int]:
         assert self._profile is not None and self._research is not None
-        research_rel = Path(RESEARCH_DIR, f"r{revision:04d}")
-        index_rel = f"{research_rel.as_posix()}/index.json"
+        research_rel = PackageLayout.research_revision(revision)
+        index_rel = PackageLayout.research_index(revision).as_posix()
         index_path = self._root / index_rel
         if index_path.exists():
             # The enrichment checkpoint of this revision is done: never repeated.
@@ -305,7 +304,7 @@ class CaseBuilder:
         mentions = extract_mentions(
             self._profile, case["report"], self._member_lines(case["source_context"])
         )
-        journal = StepJournal(self._root, research_rel, self._research, hook=self._hook)
+        journal = StepJournal(self._layout, research_rel, self._research, hook=self._hook)
         captures_rel = (research_rel / "captures").as_posix()
         enricher = Enricher(
             self._profile,
@@ -384,14 +383,17 @@ class CaseBuilder:
         return manifest
 
 
+# What a build puts into a package besides the manifest and the locks.
+_BUILD_FOLDERS = frozenset(
+    rel.parts[0]
+    for rel in (PackageLayout.REVISIONS, PackageLayout.ATTACHMENTS, PackageLayout.RESEARCH)
+)
+
+
 def _finished_revision(root: Path) -> int:
     """The revision the manifest commits to (0: none yet)."""
     if not (root / MANIFEST_NAME).exists():
-        if any(
-            p
-            for p in root.iterdir()
-            if p.name not in {*LOCK_NAMES, REVISIONS_DIR, "attachments", "research"}
-        ):
+        if any(p for p in root.iterdir() if p.name not in {*LOCK_NAMES, *_BUILD_FOLDERS}):
             raise CaseError(
                 "package_not_buildable",
                 "the directory holds files that are not part of a case build",

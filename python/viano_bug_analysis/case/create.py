@@ -43,6 +43,7 @@ from viano_bug_analysis.case.package import (
     load_package,
     verify_attachment,
 )
+from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import CaseError, VbaError
 from viano_bug_analysis.files import NotRegularFileError as _NotRegularFile
 from viano_bug_analysis.files import open_regular_file as _open_input
@@ -51,7 +52,7 @@ from viano_bug_analysis.schemas import fast_validator, schema_validator
 from viano_bug_analysis.snapshot import ArchiveEntry, MemberRef, SnapshotArchive
 
 SPEC_SCHEMA = "case-spec-v1"
-CASE_FILE = "case.json"
+CASE_FILE = PackageLayout.FLAT_CASE.as_posix()
 FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 ZIP_FILE_MODE = 0o100644
 DEFLATE_LEVEL = 6

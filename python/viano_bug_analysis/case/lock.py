@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import CaseError, PackageFileError
 
 BUILD_LOCK = ".build.lock"
@@ -46,7 +47,7 @@ def package_lock(root: str | os.PathLike[str], name: str, holder: str) -> Iterat
         raise CaseError(
             "manifest_invalid",
             "the package directory does not exist",
-            {"file": "manifest.json", "reason": "package directory not found"},
+            {"file": PackageLayout.MANIFEST.as_posix(), "reason": "package directory not found"},
         )
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:

@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from viano_bug_analysis.case.canonical import JsonRejected, canonical_bytes, parse_json, sha256_hex
+from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import CaseError, VbaError
 from viano_bug_analysis.schema_errors import describe_first, disagreement
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
 
-MANIFEST_NAME = "manifest.json"
-ATTACHMENTS_DIR = "attachments"
+MANIFEST_NAME = PackageLayout.MANIFEST.as_posix()
+ATTACHMENTS_DIR = PackageLayout.ATTACHMENTS.as_posix()
 MANIFEST_SCHEMA = "case-manifest-v1"
 CASE_SCHEMA = "case-v1"
 MAX_MANIFEST_BYTES = 1024 * 1024

@@ -11,14 +11,15 @@ the two writes costs no second query either).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
 import orjson
 
-from viano_bug_analysis.durable import PackageFiles
+from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import EnrichmentError
 from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.project_research import (
@@ -48,15 +49,16 @@ class StepJournal:
 
     def __init__(
         self,
-        package_path: Path,
-        relative_dir: Path,
+        package: PackageLayout | str | os.PathLike[str],
+        relative_dir: PurePath,
         research: Research,
         *,
         hook: StepHook | None = None,
     ) -> None:
-        self._files = PackageFiles(package_path)
+        layout = PackageLayout.of(package)
+        self._files = layout.files
         self._steps_rel = PurePosixPath(relative_dir.as_posix(), "steps")
-        self._captures = CaptureStore(package_path, relative_dir / "captures")
+        self._captures = CaptureStore(layout, relative_dir / "captures")
         self._research = research
         self._hook = hook or (lambda _point: None)
         self._records = self._load_records()

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from viano_bug_analysis.case.canonical import MAX_SAFE_INTEGER
+from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import BudgetError, PackageFileError, VbaError
 from viano_bug_analysis.investigation.checkpoints import (
     AppendOnlyLog,

@@ -21,6 +21,7 @@ import orjson
 from viano_bug_analysis.case.build_command import ProgressLine
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.exit_codes import ExitCode
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import (
@@ -86,14 +87,15 @@ def status_document(package_path: Any) -> dict[str, Any]:
     kill between a checkpoint and the manifest update leaves the manifest behind
     until the next ``vba investigate`` or ``vba resume``)."""
     package = load_package(package_path)
-    checkpoints = CheckpointStore(package_path)
+    layout = PackageLayout(package.path)
+    checkpoints = CheckpointStore(layout)
     current = checkpoints.current()
     in_sync = current is None or manifest_status(current) == (
         package.manifest["phase"],
         package.manifest["status"],
     )
-    budget = BudgetManager(package_path)
-    log = StepLog(package.path)
+    budget = BudgetManager(layout)
+    log = StepLog(layout)
     return {
         "package_id": package.package_id,
         "phase": package.phase,
@@ -109,7 +111,7 @@ def status_document(package_path: Any) -> dict[str, Any]:
             }
             for a in budget.accounts()
         },
-        "evidence": len(EvidenceStore(package.path).records()),
+        "evidence": len(EvidenceStore(layout).records()),
         "hypotheses": {
             h["id"]: (log.outcome(h["id"]) or {}).get("assessment", "open")
             for h in package.case["hypotheses"]

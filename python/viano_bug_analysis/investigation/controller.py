@@ -41,6 +41,7 @@ import orjson
 
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.investigation.budget import BudgetError, BudgetManager
 from viano_bug_analysis.investigation.checkpoints import (
@@ -105,6 +106,7 @@ class InvestigationController:
         after_step: StepHook | None = None,
     ) -> None:
         self._root = Path(package_path)
+        self._layout = PackageLayout(self._root)
         self._model = model
         self._settings = settings
         self._research = research
@@ -129,16 +131,16 @@ class InvestigationController:
     def _open_stores(self) -> None:
         # The stores keep their next sequence numbers in memory: they are only
         # valid while the lock is held, so they are (re)read under it.
-        self._checkpoints = CheckpointStore(self._root)
-        self._budget = BudgetManager(self._root)
-        self._evidence = EvidenceStore(self._root)
-        self._log = StepLog(self._root)
-        self._audit = CallRecordStore(self._root)
+        self._checkpoints = CheckpointStore(self._layout)
+        self._budget = BudgetManager(self._layout)
+        self._evidence = EvidenceStore(self._layout)
+        self._log = StepLog(self._layout)
+        self._audit = CallRecordStore(self._layout)
         self._policy = self._stored_policy()
 
     def _run(self) -> RunOutcome:
         package = load_package(self._root)
-        check_writable(self._root)  # a read-only or full package fails before a paid call
+        check_writable(self._layout)  # a read-only or full package fails before a paid call
         current = self._checkpoints.current()
         if current is not None:
             # The checkpoint log is the truth, the manifest its summary: a kill

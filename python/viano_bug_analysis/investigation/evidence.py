@@ -20,6 +20,7 @@ package), and no file is written or read through a symbolic link.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass

@@ -25,20 +25,20 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from viano_bug_analysis.durable import PackageFiles, compact_json, parse_document
+from viano_bug_analysis.durable import PackageLayout, compact_json, parse_document
 from viano_bug_analysis.errors import PackageFileError
 
-STEPS_DIR = PurePosixPath("analysis", "investigation", "steps")
-OUTCOMES_DIR = PurePosixPath("analysis", "investigation", "hypotheses")
-POLICY_FILE = PurePosixPath("analysis", "investigation", "policy.json")
+STEPS_DIR = PackageLayout.STEPS
+OUTCOMES_DIR = PackageLayout.HYPOTHESES
+POLICY_FILE = PackageLayout.POLICY
 EVENTS = ("call", "reply", "repair", "decision", "dispatch")
 _HYPOTHESIS = re.compile(r"H[1-9][0-9]{0,5}")
 _NAME = re.compile(r"(H[1-9][0-9]{0,5})-([0-9]{3})-([0-9]{2})-(" + "|".join(EVENTS) + r")\.json")
 
 
 class StepLog:
-    def __init__(self, package_path: str | os.PathLike[str]) -> None:
-        self._files = PackageFiles(package_path)
+    def __init__(self, package: PackageLayout | str | os.PathLike[str]) -> None:
+        self._files = PackageLayout.of(package).files
 
     def get(self, hypothesis: str, step: int, attempt: int, event: str) -> dict[str, Any] | None:
         rel = STEPS_DIR / _name(hypothesis, step, attempt, event)
@@ -91,32 +91,15 @@ class StepLog:
 
 def investigation_directories() -> tuple[PurePosixPath, ...]:
     """Every directory a running investigation writes into."""
-    # Imported here: these stores import the case package machinery, which
-    # ``vba status`` does not need in order to read the step log.
-    from viano_bug_analysis.investigation.budget import JOURNAL_DIR
-    from viano_bug_analysis.investigation.checkpoints import CHECKPOINTS_DIR
-    from viano_bug_analysis.investigation.evidence import RECORDS_DIR, RESULTS_DIR
-    from viano_bug_analysis.investigation.recovery.audit import CALLS_DIR
-    from viano_bug_analysis.project_research.captures import CAPTURES_DIR
-
-    return (
-        STEPS_DIR,
-        OUTCOMES_DIR,
-        RECORDS_DIR,
-        RESULTS_DIR,
-        PurePosixPath(CAPTURES_DIR.as_posix()),
-        PurePosixPath(CALLS_DIR.as_posix()),
-        PurePosixPath(*CHECKPOINTS_DIR),
-        PurePosixPath(*JOURNAL_DIR),
-    )
+    return PackageLayout.INVESTIGATION_DIRECTORIES
 
 
-def check_writable(package_path: str | os.PathLike[str]) -> None:
+def check_writable(package: PackageLayout | str | os.PathLike[str]) -> None:
     """``package_write_failed`` now, before a model call is paid for, if any
     investigation directory cannot take a file (read-only, no permission, disk
     full). Later writes are still checked; this only moves the common failure
     ahead of the first request."""
-    PackageFiles(package_path).check_writable(investigation_directories())
+    PackageLayout.of(package).check_writable()
 
 
 # What every reader of a record indexes without looking: a record that lacks

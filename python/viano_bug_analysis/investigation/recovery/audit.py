@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from viano_bug_analysis.durable import PackageFiles
+from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.investigation.recovery.errors import (
     PACKAGE_MISSING,
     RECORD_CORRUPT,
@@ -69,7 +69,7 @@ from viano_bug_analysis.schema_errors import check
 
 RECORD_SCHEMA: Final = "llm-call-record-v1"
 RECORD_FORMAT: Final = "viano-llm-call-record"
-CALLS_DIR: Final = Path("analysis", "llm", "calls")
+CALLS_DIR: Final = PackageLayout.LLM_CALLS
 _NAME: Final = re.compile(r"(\d{8})-([0-9a-f]{64})\.json")
 _LOCK_NAME: Final = ".lock"
 _MAX_SEQ: Final = 99_999_999
@@ -155,9 +155,10 @@ class CallRecordStore:
     caller pays for another model call.
     """
 
-    def __init__(self, package_path: str | os.PathLike[str]) -> None:
-        self.package_path = Path(package_path)
-        self.directory = self.package_path / CALLS_DIR
+    def __init__(self, package: PackageLayout | str | os.PathLike[str]) -> None:
+        self.layout = PackageLayout.of(package)
+        self.package_path = self.layout.root
+        self.directory = self.layout.path(CALLS_DIR)
         # What the strict read found out about each record, by file name. A
         # name holds the SHA-256 of the bytes and every read re-hashes them,
         # so a name seen before stands for exactly the bytes verified then:
@@ -198,7 +199,7 @@ class CallRecordStore:
                 document = {"format": RECORD_FORMAT, "format_version": 1, "seq": seq, **fields}
                 data = _encode(document)
                 digest = sha256_hex(data)
-                _write_new(self.package_path, f"{seq:08d}-{digest}.json", data)
+                _write_new(self.layout, f"{seq:08d}-{digest}.json", data)
         except OSError as err:
             raise CallRecordError(
                 RECORD_WRITE_FAILED,
@@ -331,11 +332,11 @@ class CallRecordStore:
         return seq
 
     def _directory(self, *, create: bool) -> Path:
-        if not self.package_path.is_dir():
+        if not self.layout.is_package_dir():
             raise CallRecordError(PACKAGE_MISSING, "the case package directory does not exist")
         # Containment lives in the one durable writer: a symlinked analysis/ or
         # llm/ is package_path_outside there, for every store alike.
-        files = PackageFiles(self.package_path)
+        files = self.layout.files
         if create:
             files.make_dirs(CALLS_DIR.as_posix())
         else:
@@ -413,8 +414,8 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _write_new(package_path: Path, name: str, data: bytes) -> None:
-    if not PackageFiles(package_path).write_new(f"{CALLS_DIR.as_posix()}/{name}", data):
+def _write_new(layout: PackageLayout, name: str, data: bytes) -> None:
+    if not layout.files.write_new(CALLS_DIR / name, data):
         raise FileExistsError(name)  # never replaces an existing record
 
 
