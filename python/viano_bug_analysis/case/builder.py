@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from viano_bug_analysis import jsonio
 from viano_bug_analysis.case.canonical import canonical_bytes, sha256_hex
 from viano_bug_analysis.case.create import (
     _check_spec,
@@ -421,7 +422,8 @@ def _mention_view(mention: Mention) -> dict[str, Any]:
 
 
 def _compact(value: Any) -> bytes:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    # Not the case domain: research facts may hold floats and big integers.
+    return jsonio.canonical_bytes(value)
 
 
 __all__ = ["BuildResult", "CaseBuilder"]

@@ -13,8 +13,8 @@ The rule (see docs/case-package-v1.md for the full text):
 
 This is :func:`viano_bug_analysis.jsonio.canonical_bytes` (the one encoding
 of the package) narrowed to this value domain; over it, it is exactly
-``json.dumps(value, sort_keys=True, separators=(",", ":"),
-ensure_ascii=False).encode()`` (a property test checks that both agree) and
+``json.dumps`` with sorted keys, ``(",", ":")`` separators and
+``ensure_ascii=False``, UTF-8 encoded (a property test checks that both agree) and
 exactly RFC 8785 (JCS) for keys inside the BMP (tests/test_jsonio.py checks
 it against the ``rfc8785`` package). :func:`parse_json` is
 :func:`viano_bug_analysis.jsonio.strict_parse` with this module's depth limit
