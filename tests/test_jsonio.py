@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
+import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -419,3 +420,57 @@ def test_deep_input_never_reaches_the_c_parser_whatever_the_recursion_limit() ->
         assert not jsonio._deeper_than(parsed.value, 200_000)
     finally:
         sys.setrecursionlimit(limit)
+
+
+# --- RFC 8785 (JCS) as an oracle: where any JCS library can check our hashes ----------
+
+_BMP_TEXT = st.text(st.characters(max_codepoint=0xFFFF, exclude_categories=["Cs"]))
+_SAFE = 2**53 - 1
+_case_domain = st.recursive(
+    st.none() | st.booleans() | st.integers(-_SAFE, _SAFE) | _BMP_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_BMP_TEXT, inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@given(_case_domain)
+def test_in_the_case_domain_with_bmp_keys_the_bytes_are_exactly_jcs(value: Any) -> None:
+    # No floats, integers within +-(2**53 - 1), keys inside the BMP: every
+    # stored case value. Strings outside the BMP are fine too as values.
+    assert canonical_bytes(value) == rfc8785.dumps(value)
+
+
+@given(st.dictionaries(_text, st.integers(-_SAFE, _SAFE), max_size=6), st.integers(0, 9))
+def test_values_outside_the_bmp_agree_too(value: dict[str, int], n: int) -> None:
+    document: dict[str, Any] = {k: v for k, v in value.items() if max(k, default="") <= "\uffff"}
+    document["emoji"] = "\U0001f600" * n
+    assert canonical_bytes(document) == rfc8785.dumps(document)
+
+
+@pytest.mark.parametrize(
+    ("value", "ours", "jcs"),
+    [
+        # Code point order vs UTF-16 order: only keys outside the BMP against
+        # keys in U+E000-U+FFFF sort differently.
+        (
+            {"\U0001f600": 1, "\ufffd": 2},
+            '{"\ufffd":2,"\U0001f600":1}',
+            '{"\U0001f600":1,"\ufffd":2}',
+        ),
+        # Floats: we keep 1 and 1.0 apart and write orjson's shortest form.
+        (100.0, "100.0", "100"),
+        (1e16, "1e+16", "10000000000000000"),
+        (-0.0, "-0.0", "0"),
+    ],
+    ids=["non_bmp_key", "integral_float", "large_float", "negative_zero"],
+)
+def test_where_we_differ_from_jcs(value: Any, ours: str, jcs: str) -> None:
+    assert canonical_bytes(value) == ours.encode()
+    assert rfc8785.dumps(value) == jcs.encode()
+
+
+@pytest.mark.parametrize("value", [2**53, -(2**53), 2**70])
+def test_integers_beyond_the_double_range_are_exact_here_and_refused_by_jcs(value: int) -> None:
+    assert canonical_bytes(value) == str(value).encode()
+    with pytest.raises(rfc8785.IntegerDomainError):
+        rfc8785.dumps(value)
