@@ -348,9 +348,6 @@ class LlmError(VbaError):
         }
     )
 
-    def __init__(self, code: str, message: str, details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(code, message, details)
-
 
 class RecoveryError(VbaError):
     """Recovery cannot go on: a bad policy, limit or note (stable ``code``)."""
@@ -424,9 +421,6 @@ class ResearchError(VbaError):
             "query_too_large",
         }
     )
-
-    def __init__(self, code: str, message: str, details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(code, message, details)
 
 
 class ResearchUnavailable(ResearchError):
@@ -537,9 +531,6 @@ class ToolError(VbaError):
             "input_unreadable",
         }
     )
-
-    def __init__(self, code: str, message: str, details: Mapping[str, Any] | None = None) -> None:
-        super().__init__(code, message, details)
 
 
 # Codes no string literal names (see above): the drift test cannot see them raised.
