@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use gix::ObjectId;
+use gix_hash::ObjectId;
 
 use super::tree::SkipReason;
 use crate::core::text::SourceText;

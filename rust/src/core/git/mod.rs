@@ -1,16 +1,17 @@
 //! Read-only access to one commit of a local git repository: the recursive
 //! tree listing, the blobs it names, and line search over them.
 //!
+//! - `location`: where the repository's objects are (no configuration read);
 //! - `paths`: which paths are plain enough to be named, searched and read;
 //! - `tree`: one commit's listing, entry kinds, skip reasons, filters;
 //! - `objects`: object IDs, headers, blob bytes and decoded texts, deadlines;
 //! - `cache`: decoded blobs by blob ID, bounded in memory;
 //! - `store`: `GitStore`, the opened repository the bindings call.
 //!
-//! Dependencies point one way: `store` → `cache`, `objects`, `tree` →
-//! `paths`; `cache` and `objects` only use the types of `tree`.
+//! Dependencies point one way: `store` → `location`, `cache`, `objects`,
+//! `tree` → `paths`; `cache` and `objects` only use the types of `tree`.
 //!
-//! # Why an in-process reader (gix) and not `git cat-file --batch`
+//! # Why an in-process reader (gix-odb) and not `git cat-file --batch`
 //! A search needs every blob of a selection inflated, and inflating is
 //! nearly all of a cold search. Measured on a packed commit of 10,000 real
 //! files (216 MB with binaries, 2 cores): `git cat-file --batch` alone
@@ -24,16 +25,19 @@
 //! "git source.search ~10k files".
 //!
 //! # Isolation
-//! The repository is opened with [`gix::open::Options::isolated`]: no
-//! system, global or user configuration, no environment variables, no git
-//! binary. Replace refs are off, so an object ID always names the bytes that
-//! hash to it. Nothing here runs hooks, filters or textconv, reads the work
-//! tree or the index, or writes anything.
+//! Only the object database is opened (`gix-odb`, no repository facade):
+//! no system, global, user or repository configuration beyond the object
+//! format, no environment variables, no git binary, no refs. Replace refs
+//! are never consulted, so an object ID always names the bytes that hash to
+//! it. Alternates (`objects/info/alternates`) are followed, as git does.
+//! Nothing here runs hooks, filters or textconv, reads the work tree or the
+//! index, or writes anything.
 //!
 //! Errors are `CoreError`'s `Git*` variants (ProjectResearch errors in
 //! Python); a core error met on the way keeps its own code.
 
 pub mod cache;
+pub mod location;
 pub mod objects;
 pub mod paths;
 pub mod store;

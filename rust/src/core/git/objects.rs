@@ -3,13 +3,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gix::objs::{Find, FindHeader};
-use gix::ObjectId;
+use gix_hash::ObjectId;
+use gix_object::{Find, FindHeader};
 
 use super::cache::Content;
 use super::tree::SkipReason;
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::text::SourceText;
+
+/// One thread's handle on the object database, with its own delta-base cache.
+pub type Objects = gix_odb::HandleArc;
 
 pub fn parse_oid(hex: &str) -> CoreResult<ObjectId> {
     let invalid = CoreError::GitRequestInvalid {
@@ -42,28 +45,26 @@ pub(super) fn check_deadline(deadline: Option<Instant>) -> CoreResult<()> {
     }
 }
 
-pub(super) fn header_size(repo: &gix::Repository, oid: &ObjectId) -> CoreResult<u64> {
+pub(super) fn header_size(repo: &Objects, oid: &ObjectId) -> CoreResult<u64> {
     let header = repo
-        .objects
         .try_header(oid)
         .map_err(|_| unreadable("cannot read an object header"))?
         .ok_or(unreadable("a blob of the commit is missing"))?;
-    if header.kind != gix::objs::Kind::Blob {
+    if header.kind != gix_object::Kind::Blob {
         return Err(unreadable("a tree entry names an object that is no blob"));
     }
     Ok(header.size)
 }
 
 /// The blob's bytes in a buffer of their own (it becomes the text's storage).
-pub(super) fn read_blob(repo: &gix::Repository, oid: &ObjectId) -> CoreResult<Vec<u8>> {
+pub(super) fn read_blob(repo: &Objects, oid: &ObjectId) -> CoreResult<Vec<u8>> {
     let mut buf = Vec::new();
     let found = repo
-        .objects
         .try_find(oid, &mut buf)
         .map_err(|_| unreadable("a blob is corrupt"))?;
     match found {
         None => Err(unreadable("a blob of the commit is missing")),
-        Some(data) if data.kind != gix::objs::Kind::Blob => {
+        Some(data) if data.kind != gix_object::Kind::Blob => {
             Err(unreadable("a tree entry names an object that is no blob"))
         }
         Some(data) => {
@@ -74,11 +75,7 @@ pub(super) fn read_blob(repo: &gix::Repository, oid: &ObjectId) -> CoreResult<Ve
     }
 }
 
-pub(super) fn read_text(
-    repo: &gix::Repository,
-    oid: &ObjectId,
-    max_bytes: u64,
-) -> CoreResult<Content> {
+pub(super) fn read_text(repo: &Objects, oid: &ObjectId, max_bytes: u64) -> CoreResult<Content> {
     let data = read_blob(repo, oid)?;
     if data.len() as u64 > max_bytes {
         // The listed size was wrong; still never decode past the limit.
@@ -100,11 +97,11 @@ pub(super) fn unreadable(what: &'static str) -> CoreError {
     CoreError::GitRepositoryUnavailable { what }
 }
 
-pub(super) fn kind_name(kind: gix::objs::Kind) -> &'static str {
+pub(super) fn kind_name(kind: gix_object::Kind) -> &'static str {
     match kind {
-        gix::objs::Kind::Blob => "blob",
-        gix::objs::Kind::Tree => "tree",
-        gix::objs::Kind::Commit => "commit",
-        gix::objs::Kind::Tag => "tag",
+        gix_object::Kind::Blob => "blob",
+        gix_object::Kind::Tree => "tree",
+        gix_object::Kind::Commit => "commit",
+        gix_object::Kind::Tag => "tag",
     }
 }

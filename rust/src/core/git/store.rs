@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use gix::ObjectId;
+use gix_hash::ObjectId;
 use sha2::{Digest, Sha256};
 
 use super::cache::{BlobCache, Content};
-use super::objects::{check_deadline, header_size, parse_oid, read_blob, read_text};
+use super::location::objects_dir;
+use super::objects::{check_deadline, header_size, parse_oid, read_blob, read_text, Objects};
 use super::tree::{list_entries, CommitTree, EntryKind, Selection, SkipReason};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::line_search::{self, CompiledQueries, Page, Query, SearchMode};
@@ -30,31 +31,36 @@ pub struct SearchOutcome {
 }
 
 pub struct GitStore {
-    repo: gix::ThreadSafeRepository,
+    objects: Arc<gix_odb::Store>,
     cache: Mutex<BlobCache>,
     blobs_read: AtomicU64,
 }
 
 impl GitStore {
     pub fn open(path: &std::path::Path, cache_bytes: u64) -> CoreResult<Self> {
-        let options = gix::open::Options::isolated()
-            // An ID must always name the bytes that hash to it.
-            .config_overrides(["core.useReplaceRefs=false"]);
-        let repo = gix::ThreadSafeRepository::open_opts(path, options).map_err(|_| {
-            CoreError::GitRepositoryUnavailable {
-                what: "cannot open the repository",
-            }
+        let objects = gix_odb::Store::at_opts(
+            objects_dir(path)?,
+            gix_hash::Kind::Sha1,
+            // No replacements: an ID must always name the bytes that hash to it.
+            &mut std::iter::empty(),
+            gix_odb::store::init::Options::default(),
+        )
+        .map_err(|_| CoreError::GitRepositoryUnavailable {
+            what: "cannot open the repository",
         })?;
-        if repo.to_thread_local().object_hash() != gix::hash::Kind::Sha1 {
-            return Err(CoreError::GitRepositoryUnavailable {
-                what: "only SHA-1 repositories are supported",
-            });
-        }
         Ok(GitStore {
-            repo,
+            objects: Arc::new(objects),
             cache: Mutex::new(BlobCache::new(cache_bytes)),
             blobs_read: AtomicU64::new(0),
         })
+    }
+
+    /// A handle for one thread, with the delta-base cache git's default
+    /// configuration gives (64 entries).
+    fn handle(&self) -> Objects {
+        let mut handle = self.objects.to_cache_arc();
+        handle.set_pack_cache(|| Box::<gix_pack::cache::lru::StaticLinkedList<64>>::default());
+        handle
     }
 
     /// How many blobs were inflated so far (a cached search inflates none).
@@ -79,8 +85,7 @@ impl GitStore {
         deadline: Option<Instant>,
     ) -> CoreResult<CommitTree> {
         let commit = parse_oid(commit)?;
-        let mut entries =
-            list_entries(&self.repo.to_thread_local(), &commit, max_entries, deadline)?;
+        let mut entries = list_entries(&self.handle(), &commit, max_entries, deadline)?;
         // Sizes from object headers (cheap: nothing is inflated), on every core.
         let with_blobs: Vec<usize> = (0..entries.len())
             .filter(|&i| entries[i].kind != EntryKind::Submodule)
@@ -245,12 +250,12 @@ impl GitStore {
         items: &[T],
         threads: usize,
         deadline: Option<Instant>,
-        work: impl Fn(&gix::Repository, &T) -> CoreResult<R> + Sync,
+        work: impl Fn(&Objects, &T) -> CoreResult<R> + Sync,
     ) -> CoreResult<Vec<R>> {
         try_map_with(
             items,
             threads,
-            || self.repo.to_thread_local(),
+            || self.handle(),
             |repo, item| check_deadline(deadline).and_then(|()| work(repo, item)),
         )
     }

@@ -3,12 +3,11 @@
 
 use std::time::Instant;
 
-use gix::bstr::ByteSlice;
-use gix::objs::tree::EntryKind as GixEntryKind;
-use gix::objs::{Find, FindExt};
-use gix::ObjectId;
+use gix_hash::ObjectId;
+use gix_object::tree::EntryKind as GixEntryKind;
+use gix_object::{Find, FindExt};
 
-use super::objects::{check_deadline, kind_name, unreadable};
+use super::objects::{check_deadline, kind_name, unreadable, Objects};
 use super::paths::path_problem;
 use crate::core::error::{CoreError, CoreResult};
 
@@ -102,7 +101,7 @@ impl Filter {
             && self
                 .path_contains
                 .as_ref()
-                .is_none_or(|needle| path.find(needle).is_some())
+                .is_none_or(|needle| memchr::memmem::find(path, needle).is_some())
     }
 }
 
@@ -186,24 +185,23 @@ impl CommitTree {
 /// Every non-directory entry of `commit`'s tree, sorted by path bytes, with
 /// sizes still 0 (the store fills them from object headers).
 pub(super) fn list_entries(
-    repo: &gix::Repository,
+    repo: &Objects,
     commit: &ObjectId,
     max_entries: usize,
     deadline: Option<Instant>,
 ) -> CoreResult<Vec<TreeEntry>> {
     let mut buf = Vec::new();
     let found = repo
-        .objects
         .try_find(commit, &mut buf)
         .map_err(|_| unreadable("cannot read the commit object"))?;
     let tree_id = match found {
         None => return Err(CoreError::GitCommitMissing { found: "nothing" }),
-        Some(data) if data.kind != gix::objs::Kind::Commit => {
+        Some(data) if data.kind != gix_object::Kind::Commit => {
             return Err(CoreError::GitCommitMissing {
                 found: kind_name(data.kind),
             })
         }
-        Some(data) => gix::objs::CommitRefIter::from_bytes(data.data, gix::hash::Kind::Sha1)
+        Some(data) => gix_object::CommitRefIter::from_bytes(data.data, gix_hash::Kind::Sha1)
             .tree_id()
             .map_err(|_| unreadable("the commit object is corrupt"))?,
     };
@@ -214,7 +212,6 @@ pub(super) fn list_entries(
     while let Some((prefix, id)) = pending.pop() {
         check_deadline(deadline)?;
         let tree = repo
-            .objects
             .find_tree_iter(&id, &mut buf)
             .map_err(|_| unreadable("a tree object is missing or corrupt"))?;
         for entry in tree {
@@ -224,7 +221,7 @@ pub(super) fn list_entries(
             if !path.is_empty() {
                 path.push(b'/');
             }
-            path.extend_from_slice(entry.filename.as_bytes());
+            path.extend_from_slice(entry.filename);
             let kind = match entry.mode.kind() {
                 GixEntryKind::Tree => {
                     pending.push((path, entry.oid.to_owned()));
