@@ -70,7 +70,10 @@ writes numbers as ECMAScript does (``100`` for the float ``100.0``, which we
 write ``100.0``; ``10000000000000000`` for ``1e16``, which we write
 ``1e+16``) and knows only IEEE 754 doubles, so it cannot carry an integer
 beyond 2**53 exactly; we write integers exactly and keep ``1`` and ``1.0``
-apart.
+apart. Over the case domain (no floats, integers within +-(2**53 - 1)) with
+keys inside the BMP the bytes are exactly JCS, so any JCS library can check
+those hashes; tests/test_jsonio.py checks both the agreement and each
+difference against the ``rfc8785`` package (docs/json.md).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ operator ``enum`` and each identifier ``pattern`` against this module.
 * ``FILTER_OPERATORS``: the operators of a ``database.rows`` /
   ``database.count`` filter, in the order the hint and the schemas list
   them. ``EQUALITY_OPERATORS`` are the two that also accept ``null`` as the
-  value (``IS NULL`` / ``IS NOT NULL``); ``ORDERED_OPERATORS`` take a number,
-  string or date only (the schemas' ``equality_value`` / ``ordered_value``).
+  value (``IS NULL`` / ``IS NOT NULL``); ``ORDERED_OPERATORS`` take a string
+  or number only (the schemas' ``equality_value`` / ``ordered_value``).
 * ``IDENTIFIER_PATTERN``: a database, table or column name that needs no
   quoting beyond backticks (MariaDB's unquoted identifier characters, at
   most 64 characters, the server's own limit).
