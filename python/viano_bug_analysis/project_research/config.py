@@ -278,14 +278,14 @@ def _allow(value: Any) -> Mapping[str, tuple[str, ...]]:
     for database, tables in table.items():
         key = f"database.allow.{database}" if IDENTIFIER.fullmatch(database) else "database.allow"
         if not IDENTIFIER.fullmatch(database):
-            _invalid(key, "database names must be identifiers ([A-Za-z_][A-Za-z0-9_$]{0,63})")
+            _invalid(key, f"database names must be identifiers ({vocabulary.IDENTIFIER_PATTERN})")
         if database.lower() in RESERVED_DATABASES:
             _invalid(key, "system databases cannot be allowed")
         if not isinstance(tables, list) or not tables:
             _invalid(key, "must be a non-empty list of table names")
         for name in tables:
             if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
-                _invalid(key, "table names must be identifiers ([A-Za-z_][A-Za-z0-9_$]{0,63})")
+                _invalid(key, f"table names must be identifiers ({vocabulary.IDENTIFIER_PATTERN})")
         if len({name.lower() for name in tables}) != len(tables):
             _invalid(key, "lists a table twice")
         allow[database] = tuple(tables)
