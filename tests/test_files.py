@@ -169,9 +169,9 @@ def test_read_regular_file_reports_the_reason_and_never_the_path(tmp_path: Path)
     cases = {big: "too_large", tmp_path: "not_a_regular_file", tmp_path / "absent": "unreadable"}
     for path, reason in cases.items():
         with pytest.raises(Refused) as caught:
-            read_regular_file(path, max_bytes=10, what="the test file", error=Refused)
+            read_regular_file(path, max_bytes=10, what="the test file", refuse=Refused)
         assert caught.value.reason == reason == caught.value.details["reason"]
         assert "secret-name" not in str(caught.value) + repr(caught.value.details)
         assert caught.value.__cause__ is None and caught.value.__suppress_context__
     assert caught.value.details == {"reason": "unreadable", "kind": "FileNotFoundError"}
-    assert read_regular_file(big, max_bytes=11, what="the test file", error=Refused) == b"x" * 11
+    assert read_regular_file(big, max_bytes=11, what="the test file", refuse=Refused) == b"x" * 11

@@ -87,7 +87,7 @@ def read_json_input(
             raise refused(TOO_LARGE, "", {})
     else:
         what = f"the {kind} file"
-        data = read_regular_file(source, max_bytes=max_bytes, what=what, error=refused)
+        data = read_regular_file(source, max_bytes=max_bytes, what=what, refuse=refused)
     parsed = jsonio.strict_parse(data, max_bytes=max_bytes)
     if isinstance(parsed, jsonio.Parsed):
         return parsed.value

@@ -19,12 +19,32 @@ file's path or any of its bytes:
   such as ``FileNotFoundError``);
 * ``not_a_regular_file``: a FIFO, directory, socket or device;
 * ``too_large``: more than ``max_bytes`` (``details["limit"]``).
+
+``load_toml_file`` is the one loader of the TOML configuration files (the
+investigation and research configurations, profile and enrichment profile
+files, a ``.toml`` limits file): the bytes as above, then UTF-8, then
+``tomllib``, then the file's bundled JSON Schema through the one schema-error
+mapper (``schema_errors.check``). Its extra reasons:
+
+* ``not_utf8`` (``details["offset"]``, in bytes);
+* ``toml_syntax`` (``details["line"]`` and ``["column"]``, 1-based, when
+  the parser gives them; never the parser's message, which may quote the file);
+* ``schema``: ``details["key"]`` is the dotted TOML key at fault (``""`` for
+  the whole file), beside the mapper's ``path``, ``rule``, ``property`` and
+  ``allowed``.
+
+A TOML date or time has no JSON type: it is checked as its ISO 8601 string,
+so a schema that wants a number refuses it like any other string (instead
+of the compiled validator failing with ``ValueError``).
 """
 
 from __future__ import annotations
 
+import datetime
 import os
+import re
 import stat
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -70,12 +90,12 @@ def open_regular_file(path: str | os.PathLike[str]) -> BinaryIO:
 
 
 def read_regular_file(
-    path: str | os.PathLike[str], *, max_bytes: int, what: str, error: ErrorFactory
+    path: str | os.PathLike[str], *, max_bytes: int, what: str, refuse: ErrorFactory
 ) -> bytes:
     """The bytes of the regular file at ``path``, at most ``max_bytes`` of them.
 
     ``what`` names the input in the message (``"the limits file"``); every
-    failure is ``error(reason, message, details)``, raised without a chained
+    failure is ``refuse(reason, message, details)``, raised without a chained
     OS error (whose text would carry the path).
     """
     problem: tuple[str, str, dict[str, Any]]
@@ -91,7 +111,62 @@ def read_regular_file(
             return data
         problem = (TOO_LARGE, f"{what} is larger than {max_bytes} bytes", {"limit": max_bytes})
     reason, message, details = problem
-    raise error(reason, message, {"reason": reason, **details}) from None
+    raise refuse(reason, message, {"reason": reason, **details}) from None
+
+
+def load_toml_file(
+    path: str | os.PathLike[str],
+    *,
+    schema: str | None,
+    max_bytes: int,
+    what: str,
+    refuse: ErrorFactory,
+) -> dict[str, Any]:
+    """The TOML document in the file at ``path``, checked against the bundled ``schema``."""
+    data = read_regular_file(path, max_bytes=max_bytes, what=what, refuse=refuse)
+    return parse_toml(data, schema=schema, what=what, refuse=refuse)
+
+
+_TOML_POSITION = re.compile(r"at line (\d+), column (\d+)")
+
+
+def parse_toml(
+    data: bytes, *, schema: str | None, what: str, refuse: ErrorFactory
+) -> dict[str, Any]:
+    """``data`` parsed as TOML and checked against ``schema``; failures as in the module doc."""
+    from viano_bug_analysis.schema_errors import check
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        details: dict[str, Any] = {"reason": "not_utf8", "offset": err.start}
+        raise refuse("not_utf8", f"{what} is not UTF-8", details) from None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        found = _TOML_POSITION.search(str(err))
+        position = {"line": int(found[1]), "column": int(found[2])} if found else {}
+        where = f" at line {found[1]}, column {found[2]}" if found else ""
+        details = {"reason": "toml_syntax", **position}
+        raise refuse("toml_syntax", f"{what} is not valid TOML{where}", details) from None
+    checked: dict[str, Any] = _json_types(document)
+    if schema is not None and (violation := check(schema, checked)) is not None:
+        key = ".".join(
+            part.replace("~1", "/").replace("~0", "~") for part in violation.pointer.split("/")[1:]
+        )
+        details = {"reason": "schema", "key": key, **violation.details()}
+        raise refuse("schema", f"{what}: {violation.message}", details)
+    return checked
+
+
+def _json_types(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _json_types(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_types(item) for item in value]
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    return value
 
 
 __all__ = [
@@ -100,6 +175,8 @@ __all__ = [
     "UNREADABLE",
     "ErrorFactory",
     "NotRegularFileError",
+    "load_toml_file",
     "open_regular_file",
+    "parse_toml",
     "read_regular_file",
 ]

@@ -158,3 +158,24 @@ def test_an_unreadable_limits_file_is_a_typed_error(tmp_path: Path) -> None:
     with pytest.raises(ToolError) as info:
         load_limits(fifo)  # must not wait for a writer
     assert info.value.details["reason"] == "not_a_regular_file"
+
+
+def test_a_toml_date_is_a_typed_error_not_a_value_error(tmp_path: Path) -> None:
+    # The compiled validator has no type for a TOML date: the one TOML loader
+    # hands it over as its ISO string, which the schema refuses as a string.
+    path = tmp_path / "limits.toml"
+    path.write_text("batch_requests = 1979-05-27\n")
+    with pytest.raises(ToolError) as caught:
+        load_limits(path)
+    assert caught.value.code == "limits_invalid"
+    assert caught.value.details["path"] == "/batch_requests"
+    assert caught.value.details["rule"] == "type"
+
+
+def test_a_toml_syntax_error_gives_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "limits.toml"
+    path.write_text("batch_requests = 4\nline_chars = LEAK\n")
+    with pytest.raises(ToolError) as caught:
+        load_limits(path)
+    assert caught.value.details == {"reason": "toml_syntax", "line": 2, "column": 14}
+    assert "LEAK" not in str(caught.value)

@@ -134,7 +134,7 @@ def load_profile(path: str | os.PathLike[str]) -> EnrichmentProfile:
         path,
         max_bytes=MAX_PROFILE_BYTES,
         what="the enrichment profile",
-        error=profile_file_refused,
+        refuse=profile_file_refused,
     )
     return parse_profile(data)
 

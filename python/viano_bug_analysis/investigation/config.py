@@ -25,13 +25,12 @@ Relative paths resolve against this file's directory. Errors name the key.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 from viano_bug_analysis.errors import InvestigationConfigError
-from viano_bug_analysis.files import read_regular_file
+from viano_bug_analysis.files import NOT_A_REGULAR_FILE, TOO_LARGE, UNREADABLE, load_toml_file
 from viano_bug_analysis.investigation.llm import LlmConfig, LlmError
 
 
@@ -54,71 +53,47 @@ class InvestigationConfig:
 
 
 MAX_CONFIG_BYTES = 1024 * 1024
-
-_LIMITS = {
-    "max_steps": (1, 1000),
-    "invalid_response_limit": (1, 1000),
-    "response_recovery_version": (0, 1),
-    "budget_per_hypothesis": (1, 10**12),
-    "dispatch_cost": (1, 10**9),
-    "max_response_bytes": (1024, 1 << 24),
-}
+CONFIG_SCHEMA = "investigation-config-v1"
 
 
 def load_investigation_config(path: str | os.PathLike[str]) -> InvestigationConfig:
+    """The checked configuration in the file at ``path``.
+
+    Structure, types and ranges are the bundled ``investigation-config-v1``
+    schema's; the URL rules are ``LlmConfig``'s. Every error is
+    ``investigation_config_invalid`` whose ``details["key"]`` is the dotted key
+    at fault (``""`` for the whole file), with ``line`` and ``column`` for a
+    TOML syntax error and ``reason`` for a file that cannot be read.
+    """
     file = Path(os.path.abspath(path))
-    raw = read_regular_file(
-        file, max_bytes=MAX_CONFIG_BYTES, what="the configuration file", error=_unreadable
+    document = load_toml_file(
+        file,
+        schema=CONFIG_SCHEMA,
+        max_bytes=MAX_CONFIG_BYTES,
+        what="the investigation configuration",
+        refuse=_refused,
     )
-    try:
-        document = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        _invalid("", "the configuration is not UTF-8 TOML")
-    for key in document:
-        if key not in {"llm", "investigation", "research"}:
-            _invalid(key, "is not a known key")
-    llm_table = document.get("llm")
-    if not isinstance(llm_table, dict):
-        _invalid("llm", "is required and must be a table")
-    llm_table = dict(llm_table)
+    llm_table = dict(document["llm"])
     if "api_key_file" in llm_table:
         llm_table["api_key_file"] = str(file.parent / llm_table["api_key_file"])
     try:
         llm = LlmConfig.from_mapping(llm_table)
     except LlmError as err:
-        _invalid(f"llm.{err.details.get('key', '')}".rstrip("."), "is invalid")
-    settings = _settings(document.get("investigation", {}))
+        _invalid(f"llm.{err.details.get('field', '')}".rstrip("."), "is invalid")
+    settings = InvestigationSettings(**document.get("investigation", {}))
     research = document.get("research", {})
-    if not isinstance(research, dict) or set(research) - {"config"}:
-        _invalid("research", "holds only config")
-    research_config = None
-    if "config" in research:
-        if not isinstance(research["config"], str) or not research["config"]:
-            _invalid("research.config", "must be a path")
-        research_config = file.parent / research["config"]
+    research_config = file.parent / research["config"] if "config" in research else None
     return InvestigationConfig(file, llm, settings, research_config)
 
 
-def _settings(table: Any) -> InvestigationSettings:
-    if not isinstance(table, dict):
-        _invalid("investigation", "must be a table")
-    values: dict[str, int] = {}
-    for key, value in table.items():
-        if key not in _LIMITS:
-            _invalid(f"investigation.{key}", "is not a known key")
-        low, high = _LIMITS[key]
-        if type(value) is not int or not low <= value <= high:
-            _invalid(f"investigation.{key}", f"must be an integer from {low} to {high}")
-        values[key] = value
-    return InvestigationSettings(**values)
-
-
-def _unreadable(reason: str, message: str, details: dict[str, Any]) -> InvestigationConfigError:
-    # The OS error class, not_a_regular_file (a FIFO is refused, not waited on) or too_large.
-    why = details.get("kind", reason)
-    return InvestigationConfigError(
-        "investigation_config_invalid", message, {"key": "", "reason": why}
-    )
+def _refused(reason: str, message: str, details: dict[str, Any]) -> InvestigationConfigError:
+    kept: dict[str, Any] = {"key": details.get("key", "")}
+    if reason == "toml_syntax":
+        kept.update((name, details[name]) for name in ("line", "column") if name in details)
+    elif reason in (UNREADABLE, NOT_A_REGULAR_FILE, TOO_LARGE):
+        # The OS error class, not_a_regular_file (a FIFO is refused, not waited on) or too_large.
+        kept["reason"] = details.get("kind", reason)
+    return InvestigationConfigError("investigation_config_invalid", message, kept)
 
 
 def _invalid(key: str, problem: str) -> NoReturn:

@@ -164,7 +164,7 @@ def _load_file(path: Path) -> Profile:
 
 def _read(path: Path) -> bytes:
     return read_regular_file(
-        path, max_bytes=MAX_PROFILE_BYTES, what="the profile file", error=profile_file_refused
+        path, max_bytes=MAX_PROFILE_BYTES, what="the profile file", refuse=profile_file_refused
     )
 
 

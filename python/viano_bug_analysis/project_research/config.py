@@ -134,7 +134,7 @@ class DatabaseConfig:
                     self.password_file,
                     max_bytes=MAX_PASSWORD_FILE_BYTES,
                     what="the password file",
-                    error=lambda *_: ValueError(),
+                    refuse=lambda *_: ValueError(),
                 ).decode("utf-8")
             except ValueError:  # unreadable, not a regular file, too large, not UTF-8
                 password = ""
@@ -172,7 +172,7 @@ def load_config(path: str | os.PathLike[str]) -> ResearchConfig:
     """Reads and checks the TOML file at ``path``; see the module docstring."""
     config_path = Path(path).resolve()
     raw = read_regular_file(
-        config_path, max_bytes=MAX_CONFIG_BYTES, what="the configuration file", error=_unreadable
+        config_path, max_bytes=MAX_CONFIG_BYTES, what="the configuration file", refuse=_unreadable
     )
     try:
         data = tomllib.loads(raw.decode("utf-8"))

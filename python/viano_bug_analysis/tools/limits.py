@@ -13,12 +13,11 @@ problem is a ``ToolError`` with code ``limits_invalid``.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from viano_bug_analysis.files import read_regular_file
+from viano_bug_analysis.files import parse_toml, read_regular_file
 from viano_bug_analysis.tools.errors import ToolError
 
 KIB = 1024
@@ -74,12 +73,8 @@ def load_limits(path: str | os.PathLike[str]) -> ToolLimits:
     data = _read_limits_file(Path(path))
     document: Any
     if Path(path).suffix.lower() == ".toml":
-        try:
-            document = tomllib.loads(data.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise _invalid("the limits file is not UTF-8", reason="not_utf8") from None
-        except tomllib.TOMLDecodeError:
-            raise _invalid("the limits file is not valid TOML", reason="toml_syntax") from None
+        # The one TOML loader: line and column of a syntax error, dates as strings.
+        document = parse_toml(data, schema=None, what="the limits file", refuse=_refused)
     else:
         try:
             document = strict_loads(data)
@@ -100,8 +95,12 @@ def _read_limits_file(path: Path) -> bytes:
         path,
         max_bytes=MAX_LIMITS_FILE_BYTES,
         what="the limits file",
-        error=lambda reason, message, _details: _invalid(message, reason),
+        refuse=_refused,
     )
+
+
+def _refused(_reason: str, message: str, details: dict[str, Any]) -> ToolError:
+    return ToolError("limits_invalid", message, details)
 
 
 def _invalid(message: str, reason: str, **details: Any) -> ToolError:

@@ -174,7 +174,7 @@ def resolve_api_key(config: LlmConfig, environ: Mapping[str, str] | None = None)
             config.api_key_file,
             max_bytes=MAX_KEY_BYTES,
             what="the API key file",
-            error=_key_file_refused,
+            refuse=_key_file_refused,
         )
         try:
             text = raw.decode("ascii")
