@@ -10,14 +10,27 @@ asking anything twice; :mod:`.context` selects what the investigation prompt
 sees. See docs/case-enrichment.md.
 """
 
+from typing import Any
+
 from viano_bug_analysis.enrichment.origin import research_origin
 from viano_bug_analysis.enrichment.profile import (
     EnrichmentProfile,
     load_profile,
     parse_profile,
-    vcore_profile,
 )
 from viano_bug_analysis.enrichment.summary import summarize
+
+
+def __getattr__(name: str) -> Any:
+    # vcore_profile belongs to the Vcore profile package; it is passed on
+    # here (on first use, so enrichment imports nothing of profiles/) because
+    # the first release documented this import.
+    if name == "vcore_profile":
+        from viano_bug_analysis.profiles.vcore import vcore_profile
+
+        return vcore_profile
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "EnrichmentProfile",

@@ -15,7 +15,6 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NoReturn
 
 from viano_bug_analysis import vocabulary
@@ -146,11 +145,6 @@ def profile_file_refused(reason: str, message: str, details: dict[str, Any]) -> 
     # The OS error class, or not_a_regular_file (a FIFO is refused, not waited on).
     why = details.get("kind", reason)
     return EnrichmentError("profile_unreadable", message, {"key": "", "reason": why})
-
-
-def vcore_profile() -> EnrichmentProfile:
-    """The bundled Vcore profile (``profiles/vcore/enrichment.toml``)."""
-    return load_profile(Path(__file__).parent.parent / "profiles" / "vcore" / "enrichment.toml")
 
 
 def parse_profile(data: bytes) -> EnrichmentProfile:
@@ -461,5 +455,4 @@ __all__ = [
     "TextColumn",
     "load_profile",
     "parse_profile",
-    "vcore_profile",
 ]
