@@ -11,7 +11,7 @@ import pytest
 
 from viano_bug_analysis import errors
 from viano_bug_analysis._native import GitRepository, SourceText
-from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
+from viano_bug_analysis.errors import ResearchError, ResearchUnavailable
 
 
 def test_the_class_is_resolved_once_not_looked_up_by_name_per_error(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from viano_bug_analysis._native import GitRepository
-from viano_bug_analysis.project_research.errors import ResearchUnavailable
+from viano_bug_analysis.errors import ResearchUnavailable
 
 ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",

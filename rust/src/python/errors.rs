@@ -1,10 +1,9 @@
 //! The one place where core errors become Python exceptions.
 //!
-//! The exception classes live in Python (`viano_bug_analysis.errors` and,
-//! for the research provider, `viano_bug_analysis.project_research.errors`)
-//! so that Python code owns the hierarchy. Each class is imported once per
-//! process and kept (an error path must not pay an import and two attribute
-//! lookups every time).
+//! The exception classes live in Python (`viano_bug_analysis.errors`, the
+//! one module that owns every class) so that Python code owns the
+//! hierarchy. Each class is imported once per process and kept (an error
+//! path must not pay an import and two attribute lookups every time).
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -14,7 +13,6 @@ use crate::core::error::DetailValue;
 use crate::core::{CoreError, ErrorClass};
 
 const ERRORS: &str = "viano_bug_analysis.errors";
-const RESEARCH_ERRORS: &str = "viano_bug_analysis.project_research.errors";
 
 /// The cached Python class of `class`.
 fn exception_type<'py>(py: Python<'py>, class: ErrorClass) -> PyResult<&'py Bound<'py, PyType>> {
@@ -35,12 +33,10 @@ fn exception_type<'py>(py: Python<'py>, class: ErrorClass) -> PyResult<&'py Boun
         ErrorClass::RowSnapshot => (&ROW_SNAPSHOT, ERRORS, "RowSnapshotError"),
         ErrorClass::InvalidArgument => (&INVALID_ARGUMENT, ERRORS, "InvalidArgumentError"),
         ErrorClass::Io => (&READ, ERRORS, "ReadError"),
-        ErrorClass::Research => (&RESEARCH, RESEARCH_ERRORS, "ResearchError"),
-        ErrorClass::ResearchUnavailable { .. } => (
-            &RESEARCH_UNAVAILABLE,
-            RESEARCH_ERRORS,
-            "ResearchUnavailable",
-        ),
+        ErrorClass::Research => (&RESEARCH, ERRORS, "ResearchError"),
+        ErrorClass::ResearchUnavailable { .. } => {
+            (&RESEARCH_UNAVAILABLE, ERRORS, "ResearchUnavailable")
+        }
     };
     cell.import(py, module, name)
 }
