@@ -20,6 +20,7 @@ import pytest
 from viano_bug_analysis import vocabulary
 from viano_bug_analysis.enrichment import profile
 from viano_bug_analysis.investigation import prompts
+from viano_bug_analysis.investigation.llm import config as llm_config
 from viano_bug_analysis.investigation.recovery import admission, normalize
 from viano_bug_analysis.project_research import config, service
 
@@ -36,6 +37,7 @@ OPERATOR_LISTS = {
 IDENTIFIER_PATTERNS = {
     vocabulary.schema_pattern(vocabulary.IDENTIFIER_PATTERN),
     vocabulary.schema_pattern(vocabulary.SYMBOL_PATTERN),
+    vocabulary.schema_pattern(vocabulary.ENV_NAME_PATTERN),
 }
 
 
@@ -126,7 +128,11 @@ def test_the_python_users_hold_the_one_definition() -> None:
     assert one_set == profile.OPERATORS
     assert service.OPERATORS is vocabulary.FILTER_OPERATORS
     assert admission.OPERATOR_HINT == vocabulary.OPERATOR_HINT
-    assert config.IDENTIFIER is vocabulary.IDENTIFIER
+    # Patterns by their text: re.compile caches, so a copy would be the same
+    # object; the source scan below is what finds a copy.
+    assert config.IDENTIFIER.pattern == vocabulary.IDENTIFIER_PATTERN
+    assert config._ENV_NAME.pattern == vocabulary.ENV_NAME_PATTERN
+    assert llm_config._ENV_NAME.pattern == vocabulary.ENV_NAME_PATTERN
 
 
 def test_the_prompt_names_every_operator_and_no_other() -> None:
@@ -137,8 +143,9 @@ def test_the_prompt_names_every_operator_and_no_other() -> None:
 
 
 _OPERATOR_LIST = re.compile(r"""["']eq["'],\s*["']ne["'],\s*["']lt["']""")
+# The identifier and the environment variable name, compiled as a copy.
 _COMPILED_IDENTIFIER = re.compile(
-    r"""re\.compile\(\s*r?["']\^?\[A-Za-z_\]\[A-Za-z0-9_\$\]\{0,63\}"""
+    r"""re\.compile\(\s*r?["']\^?\[A-Za-z_\]\[A-Za-z0-9_\$?\]\{0,(63|127)\}"""
 )
 
 

@@ -18,6 +18,8 @@ operator ``enum`` and each identifier ``pattern`` against this module.
 * ``SYMBOL_PATTERN``: a source-code symbol as ``source.symbol`` and
   ``find_symbol`` accept it (no ``$``, no length limit of its own; the
   request size limits bound it).
+* ``ENV_NAME_PATTERN``: the name of an environment variable a configuration
+  file may point at for a secret (``api_key_env``, ``password_env``).
 
 Patterns are kept as source text without anchors because JSON Schema wants
 ``^...$`` and Python wants ``fullmatch``; ``schema_pattern`` and the
@@ -36,9 +38,11 @@ OPERATOR_HINT: Final = "allowed operators: " + ", ".join(FILTER_OPERATORS)
 
 IDENTIFIER_PATTERN: Final = r"[A-Za-z_][A-Za-z0-9_$]{0,63}"
 SYMBOL_PATTERN: Final = r"[A-Za-z_][A-Za-z0-9_]*"
+ENV_NAME_PATTERN: Final = r"[A-Za-z_][A-Za-z0-9_]{0,127}"
 
 IDENTIFIER: Final = re.compile(IDENTIFIER_PATTERN)
 SYMBOL: Final = re.compile(SYMBOL_PATTERN)
+ENV_NAME: Final = re.compile(ENV_NAME_PATTERN)
 
 
 def schema_pattern(pattern: str) -> str:
@@ -57,6 +61,8 @@ def is_symbol(text: object) -> bool:
 
 
 __all__ = [
+    "ENV_NAME",
+    "ENV_NAME_PATTERN",
     "EQUALITY_OPERATORS",
     "FILTER_OPERATORS",
     "IDENTIFIER",

@@ -46,7 +46,7 @@ from viano_bug_analysis.project_research.errors import ResearchError, ResearchUn
 IDENTIFIER = vocabulary.IDENTIFIER
 RESERVED_DATABASES = frozenset({"information_schema", "mysql", "performance_schema", "sys"})
 _COMMIT = re.compile(r"[0-9a-fA-F]{40}")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_ENV_NAME = vocabulary.ENV_NAME
 _SNAPSHOT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
 _HOST = re.compile(r"[A-Za-z0-9._:\[\]-]{1,253}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import urlsplit
 
+from viano_bug_analysis import vocabulary
 from viano_bug_analysis.files import TOO_LARGE, read_regular_file
 from viano_bug_analysis.investigation.llm.errors import CONFIG_INVALID, KEY_MISSING, LlmError
 
@@ -30,7 +31,7 @@ MAX_KEY_BYTES = 4096
 # a line break into the request (http.client would also refuse it, but with
 # the header value in its message).
 _KEY_CHARS = re.compile(r"[\x21-\x7e]+")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_ENV_NAME = vocabulary.ENV_NAME
 
 
 @dataclass(frozen=True, slots=True)
