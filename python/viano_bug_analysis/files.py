@@ -134,8 +134,6 @@ def parse_toml(
     data: bytes, *, schema: str | None, what: str, refuse: ErrorFactory
 ) -> dict[str, Any]:
     """``data`` parsed as TOML and checked against ``schema``; failures as in the module doc."""
-    from viano_bug_analysis.schema_errors import check
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -150,13 +148,27 @@ def parse_toml(
         details = {"reason": "toml_syntax", **position}
         raise refuse("toml_syntax", f"{what} is not valid TOML{where}", details) from None
     checked: dict[str, Any] = _json_types(document)
-    if schema is not None and (violation := check(schema, checked)) is not None:
-        key = ".".join(
-            part.replace("~1", "/").replace("~0", "~") for part in violation.pointer.split("/")[1:]
-        )
-        details = {"reason": "schema", "key": key, **violation.details()}
-        raise refuse("schema", f"{what}: {violation.message}", details)
+    if schema is not None:
+        check_config(checked, schema=schema, what=what, refuse=refuse)
     return checked
+
+
+def check_config(document: Any, *, schema: str, what: str, refuse: ErrorFactory) -> None:
+    """Refuses (reason ``schema``, with the dotted ``key``) a document ``schema`` rejects.
+
+    For a loader that must look at the parsed document before it knows its
+    schema (a profile file may be a bare enrichment profile).
+    """
+    from viano_bug_analysis.schema_errors import check
+
+    violation = check(schema, document)
+    if violation is None:
+        return
+    key = ".".join(
+        part.replace("~1", "/").replace("~0", "~") for part in violation.pointer.split("/")[1:]
+    )
+    details = {"reason": "schema", "key": key, **violation.details()}
+    raise refuse("schema", f"{what}: {violation.message}", details)
 
 
 def _json_types(value: Any) -> Any:
@@ -175,6 +187,7 @@ __all__ = [
     "UNREADABLE",
     "ErrorFactory",
     "NotRegularFileError",
+    "check_config",
     "load_toml_file",
     "open_regular_file",
     "parse_toml",

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +43,7 @@ from viano_bug_analysis.enrichment.profile import (
     profile_file_refused,
 )
 from viano_bug_analysis.errors import EnrichmentError
-from viano_bug_analysis.files import read_regular_file
+from viano_bug_analysis.files import check_config, parse_toml, read_regular_file
 
 if TYPE_CHECKING:
     from viano_bug_analysis.tools.database_query import DatabaseQueryTool
@@ -57,7 +56,7 @@ DEFAULT_PROFILE = "vcore"
 MAX_PROFILE_BYTES = 1024 * 1024
 _BUNDLED_DIR = Path(__file__).parent
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
-_KEYS = frozenset({"format", "format_version", "name", "enrichment", "schema_adapter"})
+PROFILE_SCHEMA = "profile-v1"
 
 SchemaAdapter = Callable[[Mapping[str, Any]], dict[str, Any]]
 
@@ -129,37 +128,28 @@ def load_profile(name_or_path: str | os.PathLike[str] = DEFAULT_PROFILE) -> Prof
 
 def _load_file(path: Path) -> Profile:
     data = _read(path)
-    try:
-        document = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        _invalid("", "the profile is not UTF-8 TOML")
+    document = parse_toml(data, schema=None, what="the profile", refuse=_refused)
     kind = document.get("format")
     if kind == ENRICHMENT_FORMAT:
         enrichment = parse_profile(data)
         return Profile(enrichment.name, enrichment, None, None)
     if kind != PROFILE_FORMAT:
+        # Either format is allowed here, which the profile-v1 schema alone cannot say.
         _invalid("format", f'must be "{PROFILE_FORMAT}" or "{ENRICHMENT_FORMAT}"')
-    for key in document:
-        if key not in _KEYS:
-            _invalid(key, f"is not a known key; allowed: {', '.join(sorted(_KEYS))}")
-    if document.get("format_version") != 1:
-        _invalid("format_version", "must be 1")
-    name = document.get("name")
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        _invalid("name", "must be lowercase letters, digits and underscores")
+    check_config(document, schema=PROFILE_SCHEMA, what="the profile", refuse=_refused)
     enrichment_profile = None
     if "enrichment" in document:
-        rel = document["enrichment"]
-        if not isinstance(rel, str) or not rel:
-            _invalid("enrichment", "must be the path of an enrichment profile file")
-        enrichment_profile = parse_profile(_read(path.parent / rel))
+        enrichment_profile = parse_profile(_read(path.parent / document["enrichment"]))
     adapter_name = document.get("schema_adapter")
-    adapter = None
-    if adapter_name is not None:
-        if not isinstance(adapter_name, str) or adapter_name not in _ADAPTERS:
-            _invalid("schema_adapter", f"must be one of: {', '.join(sorted(_ADAPTERS))}")
-        adapter = _ADAPTERS[adapter_name]()
-    return Profile(name, enrichment_profile, adapter_name, adapter)
+    # The schema's enum of adapter names is _ADAPTERS' keys (tests/profiles).
+    adapter = None if adapter_name is None else _ADAPTERS[adapter_name]()
+    return Profile(document["name"], enrichment_profile, adapter_name, adapter)
+
+
+def _refused(reason: str, message: str, details: dict[str, Any]) -> EnrichmentError:
+    kept: dict[str, Any] = {"key": details.get("key", "")}
+    kept.update((name, details[name]) for name in ("line", "column") if name in details)
+    return EnrichmentError("profile_invalid", message, kept)
 
 
 def _read(path: Path) -> bytes:
