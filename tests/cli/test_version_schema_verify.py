@@ -17,9 +17,10 @@ from viano_bug_analysis.schemas import available_schemas
 def test_version_is_the_distribution_version() -> None:
     done = vba("--version")
     assert done.returncode == 0
-    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    # The one version source is Cargo.toml (pyproject.toml declares it dynamic).
+    package = tomllib.loads((REPO / "Cargo.toml").read_text())["package"]
     assert done.stdout.strip() == f"vba {metadata.version('viano-bug-analysis')}"
-    assert metadata.version("viano-bug-analysis") == project["version"]
+    assert metadata.version("viano-bug-analysis") == package["version"]
 
 
 def test_schema_lists_every_bundled_schema_with_the_case_spec_first() -> None:
