@@ -33,9 +33,9 @@ mapper (``schema_errors.check``). Its extra reasons:
   the whole file), beside the mapper's ``path``, ``rule``, ``property`` and
   ``allowed``.
 
-A TOML date or time has no JSON type: it is checked as its ISO 8601 string,
-so a schema that wants a number refuses it like any other string (instead
-of the compiled validator failing with ``ValueError``).
+No configuration key takes a TOML date or time, and they have no JSON type
+(the compiled validator failed on one with ``ValueError``): one is refused
+with reason ``schema``, rule ``type``, at its key, whatever the schema.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -134,6 +134,8 @@ def parse_toml(
     data: bytes, *, schema: str | None, what: str, refuse: ErrorFactory
 ) -> dict[str, Any]:
     """``data`` parsed as TOML and checked against ``schema``; failures as in the module doc."""
+    from viano_bug_analysis.schema_errors import pointer
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -147,10 +149,14 @@ def parse_toml(
         where = f" at line {found[1]}, column {found[2]}" if found else ""
         details = {"reason": "toml_syntax", **position}
         raise refuse("toml_syntax", f"{what} is not valid TOML{where}", details) from None
-    checked: dict[str, Any] = _json_types(document)
+    if (date_at := _first_date(document, ())) is not None:
+        where = pointer(date_at)
+        details = {"reason": "schema", "key": _dotted(date_at), "path": where, "rule": "type"}
+        message = f"{what}: value at {where or '/'} is a TOML date or time, which no key takes"
+        raise refuse("schema", message, details)
     if schema is not None:
-        check_config(checked, schema=schema, what=what, refuse=refuse)
-    return checked
+        check_config(document, schema=schema, what=what, refuse=refuse)
+    return document
 
 
 def check_config(document: Any, *, schema: str, what: str, refuse: ErrorFactory) -> None:
@@ -164,21 +170,31 @@ def check_config(document: Any, *, schema: str, what: str, refuse: ErrorFactory)
     violation = check(schema, document)
     if violation is None:
         return
-    key = ".".join(
+    parts = [
         part.replace("~1", "/").replace("~0", "~") for part in violation.pointer.split("/")[1:]
-    )
-    details = {"reason": "schema", "key": key, **violation.details()}
+    ]
+    details = {"reason": "schema", "key": _dotted(parts), **violation.details()}
     raise refuse("schema", f"{what}: {violation.message}", details)
 
 
-def _json_types(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _json_types(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_json_types(item) for item in value]
+def _dotted(parts: Sequence[object]) -> str:
+    return ".".join(str(part) for part in parts)
+
+
+def _first_date(value: Any, at: tuple[object, ...]) -> tuple[object, ...] | None:
+    items: Iterable[tuple[object, Any]]
     if isinstance(value, datetime.date | datetime.time):
-        return value.isoformat()
-    return value
+        return at
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        if (found := _first_date(item, (*at, key))) is not None:
+            return found
+    return None
 
 
 __all__ = [

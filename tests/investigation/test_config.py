@@ -62,6 +62,7 @@ def test_a_toml_syntax_error_gives_line_and_column(tmp_path: Path) -> None:
         (('api_key_file = "key.txt"', f'"{SECRET} x" = 5'), "llm"),
         (('config = "project.toml"', "config = 5"), "research.config"),
         (('model = "m"', ""), "llm.model"),
+        (('model = "m"', "model = 1979-05-27"), "llm.model"),  # not taken as a string
         (("[llm]", "[llm]\nbase_url = 5"), "llm.base_url"),
         # An unknown name that does not look like a key is not echoed: the
         # error places it at its table.

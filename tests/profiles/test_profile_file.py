@@ -58,3 +58,13 @@ def test_the_schema_lists_exactly_the_bundled_adapters() -> None:
 
     listed = load_schema("profile-v1")["properties"]["schema_adapter"]["enum"]
     assert sorted(listed) == sorted(profiles._ADAPTERS)
+
+
+def test_an_enrichment_profile_syntax_error_gives_line_and_column() -> None:
+    from viano_bug_analysis.enrichment import parse_profile
+
+    with pytest.raises(EnrichmentError) as caught:
+        parse_profile(f'format = "viano-enrichment-profile"\nx = {SECRET}\n'.encode())
+    assert caught.value.code == "profile_invalid"
+    assert caught.value.details == {"key": "", "line": 2, "column": 5}
+    assert SECRET not in str(caught.value)

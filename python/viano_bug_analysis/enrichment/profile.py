@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from viano_bug_analysis import vocabulary
 from viano_bug_analysis.errors import EnrichmentError
-from viano_bug_analysis.files import TOO_LARGE, read_regular_file
+from viano_bug_analysis.files import NOT_A_REGULAR_FILE, UNREADABLE, parse_toml, read_regular_file
 from viano_bug_analysis.jsonio import sha256_hex
 
 PROFILE_FORMAT = "viano-enrichment-profile"
@@ -133,27 +132,30 @@ def load_profile(path: str | os.PathLike[str]) -> EnrichmentProfile:
         path,
         max_bytes=MAX_PROFILE_BYTES,
         what="the enrichment profile",
-        refuse=profile_file_refused,
+        refuse=profile_refused,
     )
     return parse_profile(data)
 
 
-def profile_file_refused(reason: str, message: str, details: dict[str, Any]) -> EnrichmentError:
-    """The error of a profile file that cannot be used as a file (``files.read_regular_file``)."""
-    if reason == TOO_LARGE:
-        return EnrichmentError("profile_invalid", message, {"key": ""})
-    # The OS error class, or not_a_regular_file (a FIFO is refused, not waited on).
-    why = details.get("kind", reason)
-    return EnrichmentError("profile_unreadable", message, {"key": "", "reason": why})
+def profile_refused(reason: str, message: str, details: dict[str, Any]) -> EnrichmentError:
+    """The error of a profile or enrichment profile file the ``files`` loader refuses.
+
+    ``profile_unreadable`` when it cannot be read as a file (``reason``: the OS
+    error class or ``not_a_regular_file``), else ``profile_invalid`` with the
+    ``key`` at fault and, for a TOML syntax error, ``line`` and ``column``.
+    """
+    if reason in (UNREADABLE, NOT_A_REGULAR_FILE):
+        why = details.get("kind", reason)
+        return EnrichmentError("profile_unreadable", message, {"key": "", "reason": why})
+    kept: dict[str, Any] = {"key": details.get("key", "")}
+    kept.update((name, details[name]) for name in ("line", "column") if name in details)
+    return EnrichmentError("profile_invalid", message, kept)
 
 
 def parse_profile(data: bytes) -> EnrichmentProfile:
     if len(data) > MAX_PROFILE_BYTES:
         _invalid("", f"the profile is larger than {MAX_PROFILE_BYTES} bytes")
-    try:
-        document = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        _invalid("", "the profile is not UTF-8 TOML")
+    document = parse_toml(data, schema=None, what="the profile", refuse=profile_refused)
     _known(
         document,
         {

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from viano_bug_analysis.enrichment.profile import (
     EnrichmentProfile,
     parse_profile,
-    profile_file_refused,
+    profile_refused,
 )
 from viano_bug_analysis.errors import EnrichmentError
 from viano_bug_analysis.files import check_config, parse_toml, read_regular_file
@@ -128,7 +128,7 @@ def load_profile(name_or_path: str | os.PathLike[str] = DEFAULT_PROFILE) -> Prof
 
 def _load_file(path: Path) -> Profile:
     data = _read(path)
-    document = parse_toml(data, schema=None, what="the profile", refuse=_refused)
+    document = parse_toml(data, schema=None, what="the profile", refuse=profile_refused)
     kind = document.get("format")
     if kind == ENRICHMENT_FORMAT:
         enrichment = parse_profile(data)
@@ -136,7 +136,7 @@ def _load_file(path: Path) -> Profile:
     if kind != PROFILE_FORMAT:
         # Either format is allowed here, which the profile-v1 schema alone cannot say.
         _invalid("format", f'must be "{PROFILE_FORMAT}" or "{ENRICHMENT_FORMAT}"')
-    check_config(document, schema=PROFILE_SCHEMA, what="the profile", refuse=_refused)
+    check_config(document, schema=PROFILE_SCHEMA, what="the profile", refuse=profile_refused)
     enrichment_profile = None
     if "enrichment" in document:
         enrichment_profile = parse_profile(_read(path.parent / document["enrichment"]))
@@ -146,15 +146,9 @@ def _load_file(path: Path) -> Profile:
     return Profile(document["name"], enrichment_profile, adapter_name, adapter)
 
 
-def _refused(reason: str, message: str, details: dict[str, Any]) -> EnrichmentError:
-    kept: dict[str, Any] = {"key": details.get("key", "")}
-    kept.update((name, details[name]) for name in ("line", "column") if name in details)
-    return EnrichmentError("profile_invalid", message, kept)
-
-
 def _read(path: Path) -> bytes:
     return read_regular_file(
-        path, max_bytes=MAX_PROFILE_BYTES, what="the profile file", refuse=profile_file_refused
+        path, max_bytes=MAX_PROFILE_BYTES, what="the profile file", refuse=profile_refused
     )
 
 

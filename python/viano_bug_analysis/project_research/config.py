@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,13 @@ from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from viano_bug_analysis import vocabulary
-from viano_bug_analysis.files import read_regular_file
+from viano_bug_analysis.files import (
+    NOT_A_REGULAR_FILE,
+    TOO_LARGE,
+    UNREADABLE,
+    load_toml_file,
+    read_regular_file,
+)
 from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
 
 IDENTIFIER = vocabulary.IDENTIFIER
@@ -51,7 +56,6 @@ _SNAPSHOT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+-]{0,127}")
 _HOST = re.compile(r"[A-Za-z0-9._:\[\]-]{1,253}")
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
 _KEY_NAME = re.compile(r"[A-Za-z0-9_$-]{1,64}")
-_TOML_POSITION = re.compile(r"at line (\d+), column (\d+)")
 
 _MIB = 1 << 20
 MAX_CONFIG_BYTES = _MIB
@@ -171,25 +175,26 @@ class ResearchConfig:
 def load_config(path: str | os.PathLike[str]) -> ResearchConfig:
     """Reads and checks the TOML file at ``path``; see the module docstring."""
     config_path = Path(path).resolve()
-    raw = read_regular_file(
-        config_path, max_bytes=MAX_CONFIG_BYTES, what="the configuration file", refuse=_unreadable
+    data = load_toml_file(
+        config_path,
+        schema=None,
+        max_bytes=MAX_CONFIG_BYTES,
+        what="the configuration file",
+        refuse=_refused,
     )
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        # The decoder's message may quote the file: only the position is kept.
-        where = _TOML_POSITION.search(str(err)) if isinstance(err, ValueError) else None
-        position = {"line": int(where[1]), "column": int(where[2])} if where else {}
-        raise ResearchError(
-            "config_invalid", "configuration file is not valid UTF-8 TOML", {"key": "", **position}
-        ) from err
     return parse_config(data, base_dir=config_path.parent, path=config_path)
 
 
-def _unreadable(reason: str, _message: str, details: dict[str, Any]) -> ResearchError:
-    # The OS error class, not_a_regular_file (a FIFO is refused, not waited on) or too_large.
-    why = details.get("kind", reason)
-    return ResearchError("config_unreadable", "cannot read the configuration file", {"reason": why})
+def _refused(reason: str, message: str, details: dict[str, Any]) -> ResearchError:
+    if reason in (UNREADABLE, NOT_A_REGULAR_FILE, TOO_LARGE):
+        # The OS error class, not_a_regular_file (a FIFO is refused, not waited on) or too_large.
+        why = details.get("kind", reason)
+        return ResearchError(
+            "config_unreadable", "cannot read the configuration file", {"reason": why}
+        )
+    kept = {"key": details.get("key", "")}
+    kept.update((name, details[name]) for name in ("line", "column") if name in details)
+    return ResearchError("config_invalid", message, kept)
 
 
 def parse_config(data: Mapping[str, Any], *, base_dir: Path, path: Path) -> ResearchConfig:
