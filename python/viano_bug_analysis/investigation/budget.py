@@ -42,7 +42,7 @@ from typing import Any
 from viano_bug_analysis.case.canonical import MAX_SAFE_INTEGER
 from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import BudgetError, PackageFileError, VbaError
-from viano_bug_analysis.investigation.checkpoints import (
+from viano_bug_analysis.investigation.append_log import (
     AppendOnlyLog,
     format_time,
     is_time,

@@ -24,15 +24,12 @@ from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.exit_codes import ExitCode
 from viano_bug_analysis.investigation.budget import BudgetManager
-from viano_bug_analysis.investigation.checkpoints import (
-    BLOCKED,
-    CheckpointStore,
-    manifest_status,
-)
+from viano_bug_analysis.investigation.checkpoints import BLOCKED, CheckpointStore
 from viano_bug_analysis.investigation.config import load_investigation_config
 from viano_bug_analysis.investigation.controller import InvestigationController, Research
 from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.llm import ChatClient
+from viano_bug_analysis.investigation.manifest_sync import manifest_status
 from viano_bug_analysis.investigation.steps import StepLog
 
 EXIT_BLOCKED = ExitCode.BLOCKED
