@@ -49,6 +49,12 @@ TOP_LEVEL = {
     "vocabulary": "foundation",
     "files": "foundation",
 }
+# Names a lower layer still passes on for an import path an earlier release
+# documented, imported lazily inside a function (so importing the lower layer
+# does not load the upper one). Each entry says which import path it keeps.
+COMPATIBILITY_REEXPORTS = {
+    ("enrichment", "profiles.vcore"): "enrichment.vcore_profile (docs/case-enrichment.md)",
+}
 # The command of a subpackage parses arguments and wires the layers together;
 # it lives beside the code it drives but is command line.
 COMMAND_MODULES = {"investigation.commands", "case.build_command"}
@@ -67,10 +73,16 @@ def layer_of(module: str) -> str:
     return TOP_LEVEL[module.split(".")[0]]
 
 
-def imports_of(path: Path, module: str) -> list[tuple[str, int]]:
+def imports_of(path: Path, module: str) -> list[tuple[str, int, bool]]:
+    """(imported module, line, whether inside a function) for each internal import."""
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-    found: list[tuple[str, int]] = []
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    found: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, lazy: bool) -> None:
+        if isinstance(node, ast.If) and ast.unparse(node.test) in _TYPE_CHECKING:
+            for child in node.orelse:
+                visit(child, lazy)
+            return
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -80,25 +92,17 @@ def imports_of(path: Path, module: str) -> list[tuple[str, int]]:
             else:
                 names = [node.module or ""]
         else:
-            continue
+            names = []
         for name in names:
             parts = name.split(".")
             if parts[0] == PACKAGE and len(parts) > 1:
-                found.append((".".join(parts[1:]), node.lineno))
+                found.append((".".join(parts[1:]), node.lineno, lazy))  # type: ignore[attr-defined]
+        inner = lazy or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for child in ast.iter_child_nodes(node):
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
     return found
-
-
-def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
-    nodes: list[ast.AST] = []
-    pending = [tree]
-    while pending:
-        node = pending.pop()
-        nodes.append(node)
-        if isinstance(node, ast.If) and ast.unparse(node.test) in _TYPE_CHECKING:
-            pending.extend(node.orelse)
-            continue
-        pending.extend(ast.iter_child_nodes(node))
-    return nodes
 
 
 _TYPE_CHECKING = {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
@@ -111,7 +115,9 @@ def import_graph() -> list[tuple[str, str, str]]:
         module = module_name(path)
         if not module:
             continue  # the package root only re-exports the version
-        for target, line in imports_of(path, module):
+        for target, line, lazy in imports_of(path, module):
+            if lazy and (module.split(".")[0], target) in COMPATIBILITY_REEXPORTS:
+                continue
             edges.append((module, target, f"{path.relative_to(ROOT)}:{line}"))
     return edges
 
@@ -161,4 +167,5 @@ def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
         "def later():\n    import viano_bug_analysis.cli\n"
         "if TYPE_CHECKING:\n    from viano_bug_analysis.tools import router\n"
     )
-    assert sorted(t for t, _l in imports_of(probe, "enrichment.probe")) == ["case.package", "cli"]
+    found = imports_of(probe, "enrichment.probe")
+    assert sorted((t, lazy) for t, _l, lazy in found) == [("case.package", False), ("cli", True)]

@@ -6,8 +6,9 @@
 The profile (:mod:`.profile`) says what to look up; :mod:`.extract` finds the
 IDs a case names; :mod:`.engine` runs the lookups and relationships through a
 journal (:mod:`.journal`) that makes an interrupted build resumable without
-asking anything twice; :mod:`.context` selects what the investigation prompt
-sees. See docs/case-enrichment.md.
+asking anything twice; :mod:`.origin` names what ProjectResearch read. What
+the investigation prompt sees of the result is chosen by its user,
+``investigation.project_context``. See docs/case-enrichment.md.
 """
 
 from typing import Any
