@@ -41,11 +41,17 @@ fn repo(name: &str) -> (PathBuf, String) {
     (dir, commit)
 }
 
+/// [`repo`] opened with a 1 MiB cache and listed on `threads` threads.
+fn opened(name: &str, threads: usize) -> (PathBuf, String, GitStore, CommitTree) {
+    let (dir, commit) = repo(name);
+    let store = GitStore::open(&dir, 1 << 20).unwrap();
+    let tree = store.tree(&commit, 100, threads, None).unwrap();
+    (dir, commit, store, tree)
+}
+
 #[test]
 fn lists_in_path_order_with_kinds_and_sizes() {
-    let (dir, commit) = repo("list");
-    let store = GitStore::open(&dir, 1 << 20).unwrap();
-    let tree = store.tree(&commit, 100, 2, None).unwrap();
+    let (dir, commit, store, tree) = opened("list", 2);
     let listed: Vec<(&[u8], EntryKind, u64)> = tree
         .entries()
         .iter()
@@ -71,9 +77,7 @@ fn lists_in_path_order_with_kinds_and_sizes() {
 
 #[test]
 fn searches_text_and_reports_skips() {
-    let (dir, commit) = repo("search");
-    let store = GitStore::open(&dir, 1 << 20).unwrap();
-    let tree = store.tree(&commit, 100, 2, None).unwrap();
+    let (dir, _, store, tree) = opened("search", 2);
     let selection = tree.select(&Filter::default(), 1 << 20);
     let page = Page {
         offset: 1,
@@ -137,9 +141,7 @@ fn missing_commit_and_bad_ids() {
 /// What the bindings used to compose themselves: one core call each now.
 #[test]
 fn paths_texts_digests_and_request_errors() {
-    let (dir, commit) = repo("calls");
-    let store = GitStore::open(&dir, 1 << 20).unwrap();
-    let tree = store.tree(&commit, 100, 0, None).unwrap();
+    let (dir, _, store, tree) = opened("calls", 0);
     let found: Vec<&[u8]> = tree
         .find_paths(b".", Some(b"a"))
         .map(|e| e.path.as_slice())
