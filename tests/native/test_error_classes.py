@@ -7,6 +7,8 @@ in ``viano_bug_analysis.errors`` does not change what the extension raises.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from viano_bug_analysis import errors
@@ -24,15 +26,15 @@ def test_the_class_is_resolved_once_not_looked_up_by_name_per_error(
         pass
 
     monkeypatch.setattr(errors, "TextDecodeError", Impostor)
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(errors.VbaError) as raised:
         SourceText.decode(b"a\0b")
     assert type(raised.value).__name__ == "TextDecodeError"
     assert not isinstance(raised.value, Impostor)
-    assert raised.value.code == "text_nul_byte"  # type: ignore[attr-defined]
-    assert raised.value.details == {"offset": 1}  # type: ignore[attr-defined]
+    assert raised.value.code == "text_nul_byte"
+    assert raised.value.details == {"offset": 1}
 
 
-def test_git_errors_are_research_errors_with_their_codes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_git_errors_are_research_errors_with_their_codes(tmp_path: Path) -> None:
     with pytest.raises(ResearchUnavailable) as outage:
         GitRepository(tmp_path / "missing", cache_bytes=0)
     assert outage.value.code == "research_unavailable"
