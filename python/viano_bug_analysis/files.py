@@ -30,17 +30,20 @@ mapper (``schema_errors.check``). Its extra reasons:
 * ``toml_syntax`` (``details["line"]`` and ``["column"]``, 1-based, when
   the parser gives them; never the parser's message, which may quote the file);
 * ``schema``: ``details["key"]`` is the dotted TOML key at fault (``""`` for
-  the whole file), beside the mapper's ``path``, ``rule``, ``property`` and
-  ``allowed``.
+  the whole file; a position in an array is no part of a key), beside the
+  mapper's ``path``, ``rule``, ``property`` and ``allowed``, and its message
+  as ``problem`` (for a caller that words its own).
 
-No configuration key takes a TOML date or time, and they have no JSON type
-(the compiled validator failed on one with ``ValueError``): one is refused
-with reason ``schema``, rule ``type``, at its key, whatever the schema.
+No configuration key takes a TOML date or time, ``nan`` or ``inf``, and
+JSON has none of them (the compiled validator failed on a date with
+``ValueError``): one is refused with reason ``schema``, rule ``type``, at its
+key, whatever the schema, so a configuration means what its JSON would.
 """
 
 from __future__ import annotations
 
 import datetime
+import math
 import os
 import re
 import stat
@@ -149,10 +152,15 @@ def parse_toml(
         where = f" at line {found[1]}, column {found[2]}" if found else ""
         details = {"reason": "toml_syntax", **position}
         raise refuse("toml_syntax", f"{what} is not valid TOML{where}", details) from None
-    if (date_at := _first_date(document, ())) is not None:
-        where = pointer(date_at)
-        details = {"reason": "schema", "key": _dotted(date_at), "path": where, "rule": "type"}
-        message = f"{what}: value at {where or '/'} is a TOML date or time, which no key takes"
+    if (found_at := _first_non_json(document, ())) is not None:
+        where = pointer(found_at)
+        details = {
+            "reason": "schema",
+            "key": _toml_key(found_at, document),
+            "path": where,
+            "rule": "type",
+        }
+        message = f"{what}: value at {where} is a TOML date, time, nan or inf, which no key takes"
         raise refuse("schema", message, details)
     if schema is not None:
         check_config(document, schema=schema, what=what, refuse=refuse)
@@ -173,17 +181,30 @@ def check_config(document: Any, *, schema: str, what: str, refuse: ErrorFactory)
     parts = [
         part.replace("~1", "/").replace("~0", "~") for part in violation.pointer.split("/")[1:]
     ]
-    details = {"reason": "schema", "key": _dotted(parts), **violation.details()}
+    key = _toml_key(parts, document)
+    details = {"reason": "schema", "key": key, "problem": violation.message, **violation.details()}
     raise refuse("schema", f"{what}: {violation.message}", details)
 
 
-def _dotted(parts: Sequence[object]) -> str:
-    return ".".join(str(part) for part in parts)
+def _toml_key(parts: Sequence[object], document: Any) -> str:
+    """The dotted TOML key of a place: a position in an array is no part of a key."""
+    names: list[str] = []
+    node = document
+    for part in parts:
+        if isinstance(node, list):
+            index = int(str(part))
+            node = node[index] if 0 <= index < len(node) else None
+            continue
+        names.append(str(part))
+        node = node.get(part) if isinstance(node, dict) else None
+    return ".".join(names)
 
 
-def _first_date(value: Any, at: tuple[object, ...]) -> tuple[object, ...] | None:
+def _first_non_json(value: Any, at: tuple[object, ...]) -> tuple[object, ...] | None:
     items: Iterable[tuple[object, Any]]
     if isinstance(value, datetime.date | datetime.time):
+        return at
+    if isinstance(value, float) and not math.isfinite(value):
         return at
     if isinstance(value, dict):
         items = value.items()
@@ -192,7 +213,7 @@ def _first_date(value: Any, at: tuple[object, ...]) -> tuple[object, ...] | None
     else:
         return None
     for key, item in items:
-        if (found := _first_date(item, (*at, key))) is not None:
+        if (found := _first_non_json(item, (*at, key))) is not None:
             return found
     return None
 

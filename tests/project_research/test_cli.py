@@ -188,7 +188,8 @@ def test_bad_config_exits_2(
     assert code == 2
     assert error_line(err) == {
         "error": "config_invalid",
-        "message": "configuration key 'database.port' must be an integer from 1 to 65535",
+        "message": "configuration key 'database.port': "
+        "value at /database/port must be integer, not string",
         "details": {"key": "database.port"},
     }
     code, _, err = run_main(capsys, "--config", "missing.toml", "--query", "query.json")

@@ -373,3 +373,27 @@ def test_config_is_frozen(tmp_path: Path) -> None:
     assert config.database is not None
     with pytest.raises(TypeError):
         config.database.allow["other"] = ("t",)  # type: ignore[index]
+
+
+def test_the_schema_describes_every_limit_and_is_printed_by_vba_schema() -> None:
+    import dataclasses
+    import subprocess
+    import sys
+
+    from viano_bug_analysis.project_research.config import Limits
+    from viano_bug_analysis.schemas import load_schema
+
+    limits = load_schema("research-config-v1")["properties"]["limits"]["properties"]
+    assert set(limits) == {field.name for field in dataclasses.fields(Limits)}
+    done = subprocess.run(
+        [sys.executable, "-m", "viano_bug_analysis.cli", "schema", "research-config-v1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and '"title": "research-config-v1"' in done.stdout
+
+
+def test_a_toml_nan_is_refused_at_its_key(tmp_path: Path) -> None:
+    err = rejected(tmp_path, SOURCE + "[limits]\ngit_seconds = inf\n")
+    assert err.details == {"key": "limits.git_seconds"}

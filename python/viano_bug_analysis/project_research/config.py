@@ -28,7 +28,6 @@ a missing variable or file is an outage of the research service
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Mapping
@@ -43,6 +42,7 @@ from viano_bug_analysis.files import (
     NOT_A_REGULAR_FILE,
     TOO_LARGE,
     UNREADABLE,
+    check_config,
     load_toml_file,
     read_regular_file,
 )
@@ -59,6 +59,7 @@ _KEY_NAME = re.compile(r"[A-Za-z0-9_$-]{1,64}")
 
 _MIB = 1 << 20
 MAX_CONFIG_BYTES = _MIB
+CONFIG_SCHEMA = "research-config-v1"
 MAX_PASSWORD_FILE_BYTES = 64 * 1024
 _KEYS = {
     "source": frozenset({"repository", "url", "commit"}),
@@ -192,158 +193,96 @@ def _refused(reason: str, message: str, details: dict[str, Any]) -> ResearchErro
         return ResearchError(
             "config_unreadable", "cannot read the configuration file", {"reason": why}
         )
-    kept = {"key": details.get("key", "")}
+    key = details.get("key", "")
+    kept = {"key": key}
     kept.update((name, details[name]) for name in ("line", "column") if name in details)
+    if key and "problem" in details:
+        message = f"configuration key {key!r}: {details['problem']}"
     return ResearchError("config_invalid", message, kept)
 
 
 def parse_config(data: Mapping[str, Any], *, base_dir: Path, path: Path) -> ResearchConfig:
-    """Checks an already parsed TOML document; relative paths resolve against ``base_dir``."""
-    _no_unknown_keys(data, frozenset({"source", "database", "limits"}), "")
-    source = data.get("source")
+    """Checks an already parsed TOML document; relative paths resolve against ``base_dir``.
+
+    Structure, types, forms and ranges are the ``research-config-v1``
+    schema's; what it cannot state is checked here after it.
+    """
     database = data.get("database")
+    if isinstance(database, Mapping) and "password" in database:
+        # Before the schema, so the message says where a password goes instead.
+        _invalid(
+            "database.password",
+            "a password is not accepted in the config file; use password_env or password_file",
+        )
+    check_config(data, schema=CONFIG_SCHEMA, what="the configuration", refuse=_refused)
+    source = data.get("source")
     if source is None and database is None:
         _invalid("source", "configure at least one of [source] and [database]")
     return ResearchConfig(
         path=path,
-        source=None if source is None else _source(_table(source, "source"), base_dir),
-        database=None if database is None else _database(_table(database, "database"), base_dir),
-        limits=_limits(_table(data.get("limits", {}), "limits")),
+        source=None if source is None else _source(source, base_dir),
+        database=None if database is None else _database(database, base_dir),
+        limits=_limits(data.get("limits", {})),
     )
 
 
 def _source(table: Mapping[str, Any], base_dir: Path) -> SourceConfig:
-    _no_unknown_keys(table, _KEYS["source"], "source")
-    repository = _path(table, "repository", "source", base_dir)
-    url = _string(table, "url", "source", max_length=2048)
+    url = table["url"]
     if _CONTROL.search(url):
         _invalid("source.url", "must not contain spaces or control characters")
     parts = urlsplit(url)
     if parts.scheme and ("@" in parts.netloc):
         # The URL is copied into every capture: it must not carry credentials.
         _invalid("source.url", "must not contain a user name or password")
-    commit = _string(table, "commit", "source", max_length=40)
-    if not _COMMIT.fullmatch(commit):
-        _invalid("source.commit", "must be a full commit hash of 40 hex digits")
-    return SourceConfig(repository=repository, url=url, commit=commit.lower())
+    return SourceConfig(
+        repository=_path(table, "repository", "source", base_dir),
+        url=url,
+        commit=table["commit"].lower(),
+    )
 
 
 def _database(table: Mapping[str, Any], base_dir: Path) -> DatabaseConfig:
-    if "password" in table:
-        _invalid(
-            "database.password",
-            "a password is not accepted in the config file; use password_env or password_file",
-        )
-    _no_unknown_keys(table, _KEYS["database"], "database")
-    host = _string(table, "host", "database", max_length=253)
-    if not _HOST.fullmatch(host):
-        _invalid("database.host", "must be a host name or an IP address")
-    port = table.get("port")
-    if port is None:
-        _invalid("database.port", "is missing")
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        _invalid("database.port", "must be an integer from 1 to 65535")
-    user = _string(table, "user", "database", max_length=80)
-    if _CONTROL.search(user):
+    if _CONTROL.search(table["user"]):
         _invalid("database.user", "must not contain spaces or control characters")
-    has_env, has_file = "password_env" in table, "password_file" in table
-    if has_env == has_file:
+    if ("password_env" in table) == ("password_file" in table):
         _invalid("database.password_env", "set exactly one of password_env and password_file")
-    password_env = password_file = None
-    if has_env:
-        password_env = _string(table, "password_env", "database", max_length=128)
-        if not _ENV_NAME.fullmatch(password_env):
-            _invalid("database.password_env", "must be an environment variable name")
-    else:
+    password_file = None
+    if "password_file" in table:
         password_file = _path(table, "password_file", "database", base_dir)
-    snapshot_id = _string(table, "snapshot_id", "database", max_length=128)
-    if not _SNAPSHOT_ID.fullmatch(snapshot_id):
-        _invalid(
-            "database.snapshot_id",
-            "must be 1-128 characters of letters, digits and . _ : @ + -",
-        )
     return DatabaseConfig(
-        host=host,
-        port=port,
-        user=user,
-        snapshot_id=snapshot_id,
-        allow=_allow(table.get("allow")),
-        password_env=password_env,
+        host=table["host"],
+        port=table["port"],
+        user=table["user"],
+        snapshot_id=table["snapshot_id"],
+        allow=_allow(table["allow"]),
+        password_env=table.get("password_env"),
         password_file=password_file,
     )
 
 
-def _allow(value: Any) -> Mapping[str, tuple[str, ...]]:
-    if value is None:
-        _invalid("database.allow", "is missing")
-    table = _table(value, "database.allow")
-    if not table:
-        _invalid("database.allow", "must allow at least one database")
-    allow: dict[str, tuple[str, ...]] = {}
+def _allow(table: Mapping[str, list[str]]) -> Mapping[str, tuple[str, ...]]:
     for database, tables in table.items():
-        key = f"database.allow.{database}" if IDENTIFIER.fullmatch(database) else "database.allow"
-        if not IDENTIFIER.fullmatch(database):
-            _invalid(key, f"database names must be identifiers ({vocabulary.IDENTIFIER_PATTERN})")
+        key = f"database.allow.{database}"
         if database.lower() in RESERVED_DATABASES:
             _invalid(key, "system databases cannot be allowed")
-        if not isinstance(tables, list) or not tables:
-            _invalid(key, "must be a non-empty list of table names")
-        for name in tables:
-            if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
-                _invalid(key, f"table names must be identifiers ({vocabulary.IDENTIFIER_PATTERN})")
         if len({name.lower() for name in tables}) != len(tables):
             _invalid(key, "lists a table twice")
-        allow[database] = tuple(tables)
-    if len({name.lower() for name in allow}) != len(allow):
+    if len({name.lower() for name in table}) != len(table):
         _invalid("database.allow", "lists a database twice")
-    return MappingProxyType(allow)
+    return MappingProxyType({database: tuple(tables) for database, tables in table.items()})
 
 
 def _limits(table: Mapping[str, Any]) -> Limits:
-    _no_unknown_keys(table, frozenset(_LIMIT_RULES), "limits")
-    values: dict[str, Any] = {}
-    for key, value in table.items():
-        kind, low, high = _LIMIT_RULES[key]
-        is_number = isinstance(value, int | float) and not isinstance(value, bool)
-        if kind == "int" and (not isinstance(value, int) or isinstance(value, bool)):
-            _invalid(f"limits.{key}", "must be an integer")
-        if kind == "seconds" and (not is_number or not math.isfinite(value)):
-            _invalid(f"limits.{key}", "must be a number of seconds")
-        if not low <= value <= high:
-            _invalid(f"limits.{key}", f"must be from {low:g} to {high:g}")
-        values[key] = float(value) if kind == "seconds" else value
+    seconds = {"statement_seconds", "connect_seconds", "git_seconds"}
+    values: dict[str, Any] = {k: float(v) if k in seconds else v for k, v in table.items()}
     limits = Limits(**values)
     if limits.page > limits.rows:
         _invalid("limits.page", "must not be larger than limits.rows")
     return limits
 
 
-def _table(value: Any, key: str) -> Mapping[str, Any]:
-    if not isinstance(value, dict):
-        _invalid(key, "must be a table")
-    return value
-
-
-def _no_unknown_keys(table: Mapping[str, Any], known: frozenset[str], prefix: str) -> None:
-    for key in table:
-        if key not in known:
-            if not _KEY_NAME.fullmatch(key):
-                _invalid(prefix, "has a key that is not known")
-            _invalid(f"{prefix}.{key}" if prefix else key, "is not a known key")
-
-
-def _string(table: Mapping[str, Any], key: str, prefix: str, *, max_length: int) -> str:
-    value = table.get(key)
-    name = f"{prefix}.{key}"
-    if value is None:
-        _invalid(name, "is missing")
-    if not isinstance(value, str) or not value or len(value) > max_length:
-        _invalid(name, f"must be a non-empty string of at most {max_length} characters")
-    return value
-
-
 def _path(table: Mapping[str, Any], key: str, prefix: str, base_dir: Path) -> Path:
-    value = _string(table, key, prefix, max_length=4096)
+    value = table[key]
     if "\x00" in value:
         _invalid(f"{prefix}.{key}", "must be a path")
     path = Path(value).expanduser()
