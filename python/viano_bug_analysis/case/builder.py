@@ -37,6 +37,12 @@ from viano_bug_analysis.case.create import (
     _read_spec,
     _zip_directory,
 )
+from viano_bug_analysis.case.documents import (
+    PlacedAttachment,
+    case_document,
+    default_package_id,
+    manifest_document,
+)
 from viano_bug_analysis.case.lock import BUILD_LOCK, LOCK_NAMES, package_lock
 from viano_bug_analysis.case.package import (
     MANIFEST_NAME,
@@ -251,43 +257,7 @@ class CaseBuilder:
             return None
 
     def _case_document(self, revision: int, attachments: list[dict[str, Any]]) -> dict[str, Any]:
-        inputs: list[dict[str, Any]] = []
-        source_context: list[dict[str, Any]] = []
-        database_context: list[dict[str, Any]] = []
-        for item in attachments:
-            spec = item["spec"]
-            inputs.append(
-                {
-                    "attachment": item["path"],
-                    "sha256": item["sha256"],
-                    "size": item["size"],
-                    "classification": spec["classification"],
-                }
-            )
-            for member, (sha256, size) in zip(spec["members"], item["digests"], strict=True):
-                entry = {
-                    "source_ref": member["source_ref"],
-                    "role": member["role"],
-                    "attachment": item["path"],
-                    "member": member["member"],
-                    "sha256": sha256,
-                    "size": size,
-                    "metadata": member.get("metadata", {}),
-                }
-                (source_context if member["role"] == "source_file" else database_context).append(
-                    entry
-                )
-        return {
-            "format": "viano-case",
-            "format_version": 1,
-            "case_id": self._spec["case_id"],
-            "analysis_revision": revision,
-            "report": self._spec["report"],
-            "hypotheses": self._spec["hypotheses"],
-            "inputs": inputs,
-            "source_context": source_context,
-            "database_context": database_context,
-        }
+        return case_document(self._spec, revision, _placed(attachments))
 
     def _enrich(
         self, revision: int, case: dict[str, Any], rev_dir: Path
@@ -353,27 +323,17 @@ class CaseBuilder:
         self, revision: int, case_rel: str, case_sha256: str, attachments: list[dict[str, Any]]
     ) -> None:
         previous = self._read_manifest()
-        package_id = (
-            previous["package_id"]
+        manifest = manifest_document(
+            self._spec,
+            # A later revision keeps the ID the first one was given.
+            package_id=previous["package_id"]
             if previous
-            else self._spec.get("package_id")
-            or f"pkg-{self._spec['case_id'].lower()}-{case_sha256[:12]}"
+            else default_package_id(self._spec, case_sha256),
+            revision=revision,
+            case_path=case_rel,
+            case_sha256=case_sha256,
+            attachments=_placed(attachments),
         )
-        manifest = {
-            "format": "viano-case-package",
-            "format_version": 1,
-            "package_id": package_id,
-            "case_id": self._spec["case_id"],
-            "analysis_revision": revision,
-            "generation": revision,
-            "phase": self._spec["phase"],
-            "status": {"state": "active"},
-            "case": {"path": case_rel, "sha256": case_sha256},
-            "attachments": [
-                {"path": item["path"], "sha256": item["sha256"], "size": item["size"]}
-                for item in attachments
-            ],
-        }
         self._files.replace(MANIFEST_NAME, canonical_bytes(manifest))
 
     def _read_manifest(self) -> dict[str, Any] | None:
@@ -382,6 +342,13 @@ class CaseBuilder:
         except FileNotFoundError:
             return None
         return manifest
+
+
+def _placed(attachments: list[dict[str, Any]]) -> list[PlacedAttachment]:
+    return [
+        PlacedAttachment(item["path"], item["sha256"], item["size"], item["spec"], item["digests"])
+        for item in attachments
+    ]
 
 
 # What a build puts into a package besides the manifest and the locks.

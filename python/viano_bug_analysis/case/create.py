@@ -36,6 +36,12 @@ except ImportError:  # Windows: no flock, so stale temporary directories are kep
     fcntl = None  # type: ignore[assignment]
 
 from viano_bug_analysis.case.canonical import JsonRejected, canonical_bytes, parse_json, sha256_hex
+from viano_bug_analysis.case.documents import (
+    PlacedAttachment,
+    case_document,
+    default_package_id,
+    manifest_document,
+)
 from viano_bug_analysis.case.package import (
     ATTACHMENTS_DIR,
     MANIFEST_NAME,
@@ -295,71 +301,30 @@ def _package_exists() -> CaseError:
 
 def _build(spec: dict[str, Any], base: Path, temp: Path) -> None:
     os.mkdir(temp / ATTACHMENTS_DIR)
-    inputs: list[dict[str, Any]] = []
-    manifest_attachments: list[dict[str, Any]] = []
-    source_context: list[dict[str, Any]] = []
-    database_context: list[dict[str, Any]] = []
+    placed: list[PlacedAttachment] = []
     for a_index, attachment in enumerate(spec["attachments"]):
-        rel = f"{ATTACHMENTS_DIR}/{attachment['name']}"
+        rel = PackageLayout.attachment(attachment["name"]).as_posix()
         target = temp / rel
         if "zip" in attachment:
             _copy_zip(base / attachment["zip"], target, a_index)
         else:
             _zip_directory(base / attachment["directory"], target, a_index)
         sha256, size = _hash_file(target)
-        manifest_attachments.append({"path": rel, "sha256": sha256, "size": size})
-        inputs.append(
-            {
-                "attachment": rel,
-                "sha256": sha256,
-                "size": size,
-                "classification": attachment["classification"],
-            }
-        )
         digests = _member_digests(target, attachment["members"], a_index)
-        for member, (member_sha256, member_size) in zip(
-            attachment["members"], digests, strict=True
-        ):
-            entry = {
-                "source_ref": member["source_ref"],
-                "role": member["role"],
-                "attachment": rel,
-                "member": member["member"],
-                "sha256": member_sha256,
-                "size": member_size,
-                "metadata": member.get("metadata", {}),
-            }
-            target_list = source_context if member["role"] == "source_file" else database_context
-            target_list.append(entry)
+        placed.append(PlacedAttachment(rel, sha256, size, attachment, digests))
     _fsync_dir(temp / ATTACHMENTS_DIR)
 
-    case = {
-        "format": "viano-case",
-        "format_version": 1,
-        "case_id": spec["case_id"],
-        "analysis_revision": 1,
-        "report": spec["report"],
-        "hypotheses": spec["hypotheses"],
-        "inputs": inputs,
-        "source_context": source_context,
-        "database_context": database_context,
-    }
-    case_bytes = canonical_bytes(case)
+    case_bytes = canonical_bytes(case_document(spec, 1, placed))
     case_sha256 = sha256_hex(case_bytes)
     _write_new(temp / CASE_FILE, case_bytes)
-    package_id = spec.get("package_id") or f"pkg-{spec['case_id'].lower()}-{case_sha256[:12]}"
-    manifest = {
-        "format": "viano-case-package",
-        "format_version": 1,
-        "package_id": package_id,
-        "case_id": spec["case_id"],
-        "analysis_revision": 1,
-        "generation": 1,
-        "phase": spec["phase"],
-        "status": {"state": "active"},
-        "case": {"path": CASE_FILE, "sha256": case_sha256},
-        "attachments": manifest_attachments,
-    }
+    manifest = manifest_document(
+        spec,
+        package_id=default_package_id(spec, case_sha256),
+        revision=1,
+        case_path=CASE_FILE,
+        case_sha256=case_sha256,
+        attachments=placed,
+    )
     _write_new(temp / MANIFEST_NAME, canonical_bytes(manifest))
 
 

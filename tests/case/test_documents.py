@@ -1,0 +1,52 @@
+"""One package writer: ``vba case create`` and ``vba case build`` describe a
+package with the same two documents, built in ``case/documents.py`` only."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.case import SAMPLE_SPEC
+from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.case.create import create_package
+from viano_bug_analysis.durable import PackageLayout
+
+PACKAGE_SOURCE = Path(__file__).resolve().parents[2] / "python" / "viano_bug_analysis"
+FORMATS = {"viano-case", "viano-case-package"}
+
+
+def _documents_built(source: Path) -> list[str]:
+    """Dictionary displays that spell out a case or manifest document."""
+    found = []
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if (
+                    isinstance(key, ast.Constant)
+                    and key.value == "format"
+                    and isinstance(value, ast.Constant)
+                    and value.value in FORMATS
+                ):
+                    found.append(f"{source.relative_to(PACKAGE_SOURCE)}:{node.lineno}")
+    return found
+
+
+def test_the_case_and_manifest_are_built_in_one_place() -> None:
+    builders = [
+        where
+        for source in sorted(PACKAGE_SOURCE.rglob("*.py"))
+        if source.name != "documents.py"
+        for where in _documents_built(source)
+    ]
+    assert builders == []
+
+
+def test_create_and_build_describe_the_same_package(tmp_path: Path) -> None:
+    created = create_package(SAMPLE_SPEC, tmp_path / "created")
+    built = CaseBuilder(SAMPLE_SPEC, tmp_path / "built").build().package
+    assert built.case == created.case
+    # Only where the case lies differs: the flat form keeps it at the top.
+    assert created.manifest["case"]["path"] == PackageLayout.FLAT_CASE.as_posix()
+    assert built.manifest["case"]["path"] == PackageLayout.revision_case(1).as_posix()
+    same = {k: v for k, v in created.manifest.items() if k != "case"}
+    assert {k: v for k, v in built.manifest.items() if k != "case"} == same
