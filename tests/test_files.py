@@ -52,13 +52,48 @@ def fifo(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_request_file_of_the_command_line(fifo: Path) -> None:
-    body = """
-from viano_bug_analysis.cli import read_json_input
-def run(path): read_json_input(path, kind="request", max_bytes=1024)
-"""
-    code, details = in_child(body, fifo)
-    assert (code, details) == ("input_unreadable", {"reason": "not_a_regular_file"})
+NOT_REGULAR = {"reason": "not_a_regular_file"}
+PROFILE_REFUSAL = ("profile_unreadable", {"key": "", **NOT_REGULAR})
+
+# entry point: (the code of run(path), the expected code and details)
+ENTRY_POINTS: dict[str, tuple[str, tuple[str, dict[str, Any]]]] = {
+    "request file": (
+        "from viano_bug_analysis.cli import read_json_input\n"
+        "def run(path): read_json_input(path, kind='request', max_bytes=1024)",
+        ("input_unreadable", NOT_REGULAR),
+    ),
+    "api key file": (
+        "from viano_bug_analysis.investigation.llm.config import LlmConfig, resolve_api_key\n"
+        "def run(path): resolve_api_key("
+        "LlmConfig(base_urls=('http://127.0.0.1:9/v1',), model='m', api_key_file=path))",
+        ("llm_key_missing", {"source": "file", "kind": "not_a_regular_file"}),
+    ),
+    "profile file": (
+        "from viano_bug_analysis.profiles import load_profile\ndef run(path): load_profile(path)",
+        PROFILE_REFUSAL,
+    ),
+    "enrichment profile file": (
+        "from viano_bug_analysis.enrichment.profile import load_profile\n"
+        "def run(path): load_profile(path)",
+        PROFILE_REFUSAL,
+    ),
+    "research config": (
+        "from viano_bug_analysis.project_research.config import load_config\n"
+        "def run(path): load_config(path)",
+        ("config_unreadable", NOT_REGULAR),
+    ),
+    "investigation config": (
+        "from viano_bug_analysis.investigation.config import load_investigation_config\n"
+        "def run(path): load_investigation_config(path)",
+        ("investigation_config_invalid", {"key": "", **NOT_REGULAR}),
+    ),
+}
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
+def test_a_fifo_is_refused_at_once(fifo: Path, entry: str) -> None:
+    body, expected = ENTRY_POINTS[entry]
+    assert tuple(in_child(body + "\n", fifo)) == expected
 
 
 def test_vba_query_with_a_fifo_request_exits_2(fifo: Path, tmp_path: Path) -> None:
@@ -73,65 +108,13 @@ def test_vba_query_with_a_fifo_request_exits_2(fifo: Path, tmp_path: Path) -> No
     assert "input_unreadable" in done.stderr
 
 
-def test_the_api_key_file(fifo: Path) -> None:
-    body = """
-from viano_bug_analysis.investigation.llm.config import LlmConfig, resolve_api_key
-def run(path):
-    resolve_api_key(LlmConfig(base_urls=("http://127.0.0.1:9/v1",), model="m", api_key_file=path))
-"""
-    code, details = in_child(body, fifo)
-    assert (code, details) == ("llm_key_missing", {"source": "file", "kind": "not_a_regular_file"})
-
-
-def test_a_profile_file(fifo: Path) -> None:
-    body = """
-from viano_bug_analysis.profiles import load_profile
-def run(path): load_profile(path)
-"""
-    code, details = in_child(body, fifo)
-    assert (code, details) == ("profile_unreadable", {"key": "", "reason": "not_a_regular_file"})
-
-
 def test_the_enrichment_file_a_profile_names(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "rules.toml")
     profile = tmp_path / "profile.toml"
     profile.write_text(
         'format = "viano-profile"\nformat_version = 1\nname = "x"\nenrichment = "rules.toml"\n'
     )
-    body = """
-from viano_bug_analysis.profiles import load_profile
-def run(path): load_profile(path)
-"""
-    code, details = in_child(body, profile)
-    assert (code, details) == ("profile_unreadable", {"key": "", "reason": "not_a_regular_file"})
-
-
-def test_an_enrichment_profile_file(fifo: Path) -> None:
-    body = """
-from viano_bug_analysis.enrichment.profile import load_profile
-def run(path): load_profile(path)
-"""
-    code, details = in_child(body, fifo)
-    assert (code, details) == ("profile_unreadable", {"key": "", "reason": "not_a_regular_file"})
-
-
-def test_the_research_config(fifo: Path) -> None:
-    body = """
-from viano_bug_analysis.project_research.config import load_config
-def run(path): load_config(path)
-"""
-    code, details = in_child(body, fifo)
-    assert (code, details) == ("config_unreadable", {"reason": "not_a_regular_file"})
-
-
-def test_the_investigation_config(fifo: Path) -> None:
-    body = """
-from viano_bug_analysis.investigation.config import load_investigation_config
-def run(path): load_investigation_config(path)
-"""
-    code, details = in_child(body, fifo)
-    assert code == "investigation_config_invalid"
-    assert details == {"key": "", "reason": "not_a_regular_file"}
+    assert tuple(in_child(ENTRY_POINTS["profile file"][0] + "\n", profile)) == PROFILE_REFUSAL
 
 
 def test_the_limits_file(tmp_path: Path) -> None:

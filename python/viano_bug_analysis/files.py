@@ -56,13 +56,15 @@ UNREADABLE = "unreadable"
 NOT_A_REGULAR_FILE = "not_a_regular_file"
 TOO_LARGE = "too_large"
 
-_FLAGS = (
+READ_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NONBLOCK", 0)
     | getattr(os, "O_NOCTTY", 0)
     | getattr(os, "O_CLOEXEC", 0)
     | getattr(os, "O_BINARY", 0)
 )
+
+"""Flags of every open of an input whose type is then checked on the handle."""
 
 ErrorFactory = Callable[[str, str, dict[str, Any]], BaseException]
 """``(reason, message, details) -> exception`` of the caller's own type and code."""
@@ -80,7 +82,7 @@ def open_regular_file(path: str | os.PathLike[str]) -> BinaryIO:
     OS's ``OSError`` otherwise.
     """
     try:
-        fd = os.open(path, _FLAGS)
+        fd = os.open(path, READ_FLAGS)
     except IsADirectoryError:
         raise NotRegularFileError("not a regular file") from None
     try:
@@ -220,6 +222,7 @@ def _first_non_json(value: Any, at: tuple[object, ...]) -> tuple[object, ...] | 
 
 __all__ = [
     "NOT_A_REGULAR_FILE",
+    "READ_FLAGS",
     "TOO_LARGE",
     "UNREADABLE",
     "ErrorFactory",

@@ -160,22 +160,23 @@ def test_an_unreadable_limits_file_is_a_typed_error(tmp_path: Path) -> None:
     assert info.value.details["reason"] == "not_a_regular_file"
 
 
-def test_a_toml_date_is_a_typed_error_not_a_value_error(tmp_path: Path) -> None:
-    # The compiled validator has no type for a TOML date: the one TOML loader
-    # hands it over as its ISO string, which the schema refuses as a string.
+def limits_toml_refused(tmp_path: Path, text: str) -> ToolError:
     path = tmp_path / "limits.toml"
-    path.write_text("batch_requests = 1979-05-27\n")
+    path.write_text(text)
     with pytest.raises(ToolError) as caught:
         load_limits(path)
     assert caught.value.code == "limits_invalid"
-    assert caught.value.details["path"] == "/batch_requests"
-    assert caught.value.details["rule"] == "type"
+    assert "LEAK" not in str(caught.value)
+    return caught.value
+
+
+def test_a_toml_date_is_a_typed_error_not_a_value_error(tmp_path: Path) -> None:
+    # The compiled validator has no type for a TOML date (it raised ValueError);
+    # the one TOML loader refuses one at its key.
+    err = limits_toml_refused(tmp_path, "batch_requests = 1979-05-27\n")
+    assert (err.details["path"], err.details["rule"]) == ("/batch_requests", "type")
 
 
 def test_a_toml_syntax_error_gives_line_and_column(tmp_path: Path) -> None:
-    path = tmp_path / "limits.toml"
-    path.write_text("batch_requests = 4\nline_chars = LEAK\n")
-    with pytest.raises(ToolError) as caught:
-        load_limits(path)
-    assert caught.value.details == {"reason": "toml_syntax", "line": 2, "column": 14}
-    assert "LEAK" not in str(caught.value)
+    err = limits_toml_refused(tmp_path, "batch_requests = 4\nline_chars = LEAK\n")
+    assert err.details == {"reason": "toml_syntax", "line": 2, "column": 14}

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from viano_bug_analysis.case.canonical import JsonRejected, canonical_bytes, parse_json, sha256_hex
 from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import CaseError, VbaError
+from viano_bug_analysis.files import READ_FLAGS
 from viano_bug_analysis.schema_errors import describe_first, disagreement
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
@@ -40,16 +41,9 @@ MAX_MANIFEST_BYTES = 1024 * 1024
 MAX_CASE_BYTES = 64 * 1024 * 1024
 PHASES = ("intake", "generation", "investigation", "concluded")
 
-# O_NONBLOCK: the file type is checked on the open handle, and a plain open
-# of a FIFO would wait for a writer forever; it does not change how a
-# regular file reads.
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOCTTY", 0)
-)
+# files.READ_FLAGS (O_NONBLOCK: the type is checked on the open handle, a
+# FIFO would otherwise wait for a writer), and no symbolic link inside a package.
+_OPEN_FLAGS = READ_FLAGS | getattr(os, "O_NOFOLLOW", 0)
 _CHUNK = 1024 * 1024
 
 
