@@ -66,6 +66,11 @@ class Violation:
         return details
 
 
+def looks_like_field(name: object) -> bool:
+    """Whether a name taken from a document may be echoed (it looks like a field name)."""
+    return isinstance(name, str) and _FIELD.fullmatch(name) is not None
+
+
 def pointer(parts: Iterable[object]) -> str:
     """RFC 6901 JSON Pointer of a path."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
@@ -213,7 +218,7 @@ def _unknown_property(
     )
     allowed = _alternatives(sorted(known)) if known else None
     where = pointer(parts) or "/"
-    name = extra[0] if name_unknown and extra and _FIELD.fullmatch(extra[0]) else None
+    name = extra[0] if name_unknown and extra and looks_like_field(extra[0]) else None
     if name is None:
         text = f"object at {where} has a property the contract does not define"
         at = pointer(parts)

@@ -68,3 +68,14 @@ def test_an_enrichment_profile_syntax_error_gives_line_and_column() -> None:
     assert caught.value.code == "profile_invalid"
     assert caught.value.details == {"key": "", "line": 2, "column": 5}
     assert SECRET not in str(caught.value)
+
+
+def test_an_enrichment_profile_does_not_echo_a_strange_unknown_key() -> None:
+    from viano_bug_analysis.enrichment import parse_profile
+
+    text = 'format = "viano-enrichment-profile"\nformat_version = 1\nprofile = "x"\n'
+    for extra, key in ((f'"{SECRET} !" = 1\n', ""), (f'[limits]\n"{SECRET} !" = 1\n', "limits")):
+        with pytest.raises(EnrichmentError) as caught:
+            parse_profile((text + extra).encode())
+        assert caught.value.details == {"key": key}
+        assert SECRET not in str(caught.value)

@@ -20,6 +20,7 @@ from viano_bug_analysis import vocabulary
 from viano_bug_analysis.errors import EnrichmentError
 from viano_bug_analysis.files import NOT_A_REGULAR_FILE, UNREADABLE, parse_toml, read_regular_file
 from viano_bug_analysis.jsonio import sha256_hex
+from viano_bug_analysis.schema_errors import looks_like_field
 
 PROFILE_FORMAT = "viano-enrichment-profile"
 MAX_PROFILE_BYTES = 1024 * 1024
@@ -382,6 +383,10 @@ def _array(value: Any, key: str) -> list[Any]:
 def _known(table: Mapping[str, Any], known: set[str], prefix: str) -> None:
     for key in table:
         if key not in known:
+            if not looks_like_field(key):
+                # A name that is no key name may be content: placed, not echoed
+                # (the rule of the one schema-error mapper).
+                _invalid(prefix, "has a key that is not known")
             _invalid(f"{prefix}.{key}" if prefix else key, "is not a known key")
 
 
