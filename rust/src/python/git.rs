@@ -12,9 +12,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::core::git::{
-    deadline_after, path_problem, CommitTree, Filter, GitStore, Selection, TreeEntry,
-};
+use crate::core::git::{deadline_after, path_problem, CommitTree, GitStore, Selection, TreeEntry};
 use crate::core::line_search::Page;
 use crate::core::text::truncate_chars;
 use crate::python::search::PySourceText;
@@ -145,15 +143,12 @@ impl PyGitTree {
     /// files over `max_file_bytes` are skipped as `too_large`.
     #[pyo3(signature = (*, prefix, sql_only, max_file_bytes))]
     fn select(&self, prefix: Option<&str>, sql_only: bool, max_file_bytes: u64) -> PyGitSelection {
-        let filter = Filter {
-            prefix: prefix.map(|p| p.as_bytes().to_vec()),
-            sql_only,
-            path_contains: None,
-        };
         PyGitSelection {
             store: Arc::clone(&self.store),
             tree: Arc::clone(&self.tree),
-            selection: self.tree.select(&filter, max_file_bytes),
+            selection: self
+                .tree
+                .select_files(prefix.map(str::as_bytes), sql_only, max_file_bytes),
         }
     }
 

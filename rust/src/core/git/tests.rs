@@ -103,13 +103,9 @@ fn searches_text_and_reports_skips() {
         read,
         "the second search is served from the cache"
     );
-    let sql = tree.select(
-        &Filter {
-            sql_only: true,
-            ..Filter::default()
-        },
-        1 << 20,
-    );
+    let sql = tree.select_files(None, true, 1 << 20);
+    let below_a = tree.select_files(Some(b"a/"), false, 1 << 20);
+    assert_eq!(below_a.files, vec![1]);
     assert_eq!(sql.files, vec![1]);
     let small = tree.select(&Filter::default(), 10);
     assert!(small.skipped.contains(&(4, SkipReason::TooLarge)));

@@ -94,6 +94,14 @@ pub struct Filter {
 }
 
 impl Filter {
+    pub fn new(prefix: Option<&[u8]>, sql_only: bool, path_contains: Option<&[u8]>) -> Self {
+        Filter {
+            prefix: prefix.map(<[u8]>::to_vec),
+            sql_only,
+            path_contains: path_contains.map(<[u8]>::to_vec),
+        }
+    }
+
     pub fn accepts(&self, path: &[u8]) -> bool {
         self.prefix.as_ref().is_none_or(|p| path.starts_with(p))
             && (!self.sql_only
@@ -146,14 +154,21 @@ impl CommitTree {
         contains: &[u8],
         prefix: Option<&[u8]>,
     ) -> impl Iterator<Item = &'t TreeEntry> + 't {
-        let filter = Filter {
-            prefix: prefix.map(<[u8]>::to_vec),
-            sql_only: false,
-            path_contains: Some(contains.to_vec()),
-        };
+        let filter = Filter::new(prefix, false, Some(contains));
         self.entries
             .iter()
             .filter(move |entry| filter.accepts(&entry.path))
+    }
+
+    /// The files a search covers: below `prefix`, `*.sql` only if
+    /// `sql_only`; files over `max_file_bytes` are skipped as `TooLarge`.
+    pub fn select_files(
+        &self,
+        prefix: Option<&[u8]>,
+        sql_only: bool,
+        max_file_bytes: u64,
+    ) -> Selection {
+        self.select(&Filter::new(prefix, sql_only, None), max_file_bytes)
     }
 
     /// Splits the entries `filter` accepts into regular files up to
