@@ -4,12 +4,13 @@
 //! - `location`: where the repository's objects are (no configuration read);
 //! - `paths`: which paths are plain enough to be named, searched and read;
 //! - `tree`: one commit's listing, entry kinds, skip reasons, filters;
-//! - `objects`: object IDs, headers, blob bytes and decoded texts, deadlines;
+//! - `objects`: object IDs, headers, blob bytes, deadlines;
 //! - `cache`: decoded blobs by blob ID, bounded in memory;
 //! - `store`: `GitStore`, the opened repository the bindings call.
 //!
-//! Dependencies point one way: `store` → `location`, `cache`, `objects`,
-//! `tree` → `paths`; `cache` and `objects` only use the types of `tree`.
+//! Dependencies point one way: `store` → `location`, `cache`, `tree`,
+//! `objects`; `cache` → `tree` (its `SkipReason`); `tree` → `paths`,
+//! `objects`; `objects`, `paths` and `location` use no other module here.
 //!
 //! # Why an in-process reader (gix-odb) and not `git cat-file --batch`
 //! A search needs every blob of a selection inflated, and inflating is

@@ -1,15 +1,12 @@
-//! Object-level reads: IDs, headers, blob bytes and their decoded text.
+//! Object-level reads: IDs, headers, blob bytes, deadlines. A leaf: it
+//! uses no other module of `git`.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gix_hash::ObjectId;
 use gix_object::{Find, FindHeader};
 
-use super::cache::Content;
-use super::tree::SkipReason;
 use crate::core::error::{CoreError, CoreResult};
-use crate::core::text::SourceText;
 
 /// One thread's handle on the object database, with its own delta-base cache.
 pub type Objects = gix_odb::HandleArc;
@@ -72,24 +69,6 @@ pub(super) fn read_blob(repo: &Objects, oid: &ObjectId) -> CoreResult<Vec<u8>> {
             buf.truncate(len);
             Ok(buf)
         }
-    }
-}
-
-pub(super) fn read_text(repo: &Objects, oid: &ObjectId, max_bytes: u64) -> CoreResult<Content> {
-    let data = read_blob(repo, oid)?;
-    if data.len() as u64 > max_bytes {
-        // The listed size was wrong; still never decode past the limit.
-        return Ok(Err(SkipReason::TooLarge));
-    }
-    match SourceText::decode(data) {
-        Ok(text) => {
-            // Build the line index now, while the text is still in cache:
-            // the first search would otherwise read it from memory again.
-            let _ = text.haystack();
-            Ok(Ok(Arc::new(text)))
-        }
-        Err(CoreError::NulByte { .. }) => Ok(Err(SkipReason::Binary)),
-        Err(_) => Ok(Err(SkipReason::NotUtf8)),
     }
 }
 

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::cache::{BlobCache, Content};
 use super::location::objects_dir;
-use super::objects::{check_deadline, header_size, parse_oid, read_blob, read_text, Objects};
+use super::objects::{check_deadline, header_size, parse_oid, read_blob, Objects};
 use super::tree::{list_entries, CommitTree, EntryKind, Selection, SkipReason};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::line_search::{self, CompiledQueries, Page, Query, SearchMode};
@@ -258,5 +258,24 @@ impl GitStore {
             || self.handle(),
             |repo, item| check_deadline(deadline).and_then(|()| work(repo, item)),
         )
+    }
+}
+
+/// The decoded text of a blob, or why it has none.
+fn read_text(repo: &Objects, oid: &ObjectId, max_bytes: u64) -> CoreResult<Content> {
+    let data = read_blob(repo, oid)?;
+    if data.len() as u64 > max_bytes {
+        // The listed size was wrong; still never decode past the limit.
+        return Ok(Err(SkipReason::TooLarge));
+    }
+    match SourceText::decode(data) {
+        Ok(text) => {
+            // Build the line index now, while the text is still in cache:
+            // the first search would otherwise read it from memory again.
+            let _ = text.haystack();
+            Ok(Ok(Arc::new(text)))
+        }
+        Err(CoreError::NulByte { .. }) => Ok(Err(SkipReason::Binary)),
+        Err(_) => Ok(Err(SkipReason::NotUtf8)),
     }
 }
