@@ -312,3 +312,30 @@ def test_when_gates_and_ignore_values_override(
     assert relations == ["kill_credit"]
     empty = [f for f in built.facts if f["kind"] == "project_empty_result"]
     assert [f["filters"][0]["value"] for f in empty] == [0]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [lambda data: data[: len(data) // 2], lambda data: b"{" + data, lambda data: b"[]"],
+    ids=["torn", "garbled", "not an object"],
+)
+def test_a_damaged_enrichment_index_is_a_typed_corruption_on_resume(
+    tmp_path: Path, counting: CountingResearch, research_setup: ResearchSetup, damage: Any
+) -> None:
+    # A kill between the index and case.json leaves the index as the resume
+    # point; if it is damaged meanwhile, the rerun names it instead of crashing.
+    spec = case_spec(tmp_path / "inputs")
+    package = tmp_path / "package"
+
+    def stop_after_index(point: str) -> None:
+        if point == "index-written":
+            raise Interrupted(point)
+
+    with pytest.raises(Interrupted):
+        builder(spec, package, counting, research_setup, after_step=stop_after_index).build()
+    [index] = package.glob("research/*/r*/index.json")
+    index.write_bytes(damage(index.read_bytes()))
+    with pytest.raises(CaseError) as info:
+        builder(spec, package, counting, research_setup).build()
+    assert info.value.code == "package_corrupt"
+    assert info.value.details["path"] == index.relative_to(package).as_posix()

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from viano_bug_analysis import jsonio
 from viano_bug_analysis.case.canonical import canonical_bytes, sha256_hex
 from viano_bug_analysis.case.create import (
@@ -265,12 +263,18 @@ class CaseBuilder:
         assert self._profile is not None and self._research is not None
         research_rel = PackageLayout.research_revision(revision)
         index_rel = PackageLayout.research_index(revision).as_posix()
-        index_path = self._root / index_rel
-        if index_path.exists():
+        index = self._files.read_document(index_rel, encode=_compact)
+        if index is not None:
             # The enrichment checkpoint of this revision is done: never repeated.
-            data = index_path.read_bytes()
-            index = orjson.loads(data)
-            return index_rel, sha256_hex(data), index["facts"], index["queries"], 0
+            if not isinstance(index.get("facts"), list) or not isinstance(
+                index.get("queries"), list
+            ):
+                raise PackageFileError(
+                    "package_corrupt",
+                    "a stored package file is damaged: not an enrichment index",
+                    {"path": index_rel, "reason": "not an enrichment index"},
+                )
+            return index_rel, sha256_hex(_compact(index)), index["facts"], index["queries"], 0
         self._progress("reading entity mentions")
         mentions = extract_mentions(
             self._profile, case["report"], self._member_lines(case["source_context"])
@@ -337,11 +341,7 @@ class CaseBuilder:
         self._files.replace(MANIFEST_NAME, canonical_bytes(manifest))
 
     def _read_manifest(self) -> dict[str, Any] | None:
-        try:
-            manifest: dict[str, Any] = orjson.loads((self._root / MANIFEST_NAME).read_bytes())
-        except FileNotFoundError:
-            return None
-        return manifest
+        return self._files.read_document(MANIFEST_NAME, encode=canonical_bytes)
 
 
 def _placed(attachments: list[dict[str, Any]]) -> list[PlacedAttachment]:
@@ -375,7 +375,12 @@ def _index_facts(package: CasePackage) -> list[dict[str, Any]]:
     ref = package.case.get("project_research")
     if not ref:
         return []
-    index = orjson.loads((package.path / ref["index"]["path"]).read_bytes())
+    # load_package checked the index against its hash in case.json; the strict
+    # parse keeps an integer beyond 64 bits exact (orjson would make it a float).
+    data = (package.path / ref["index"]["path"]).read_bytes()
+    index: dict[str, Any] = jsonio.strict_loads(  # type: ignore[assignment]
+        data, max_depth=jsonio.MAX_ENCODE_DEPTH, max_bytes=len(data)
+    )
     facts: list[dict[str, Any]] = index["facts"]
     return facts
 

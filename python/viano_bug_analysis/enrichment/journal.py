@@ -17,11 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath, PurePosixPath
 from typing import Any
 
-import orjson
-
 from viano_bug_analysis.durable import PackageLayout
-from viano_bug_analysis.errors import EnrichmentError
-from viano_bug_analysis.jsonio import canonical_bytes
+from viano_bug_analysis.errors import EnrichmentError, JsonDecodeError
+from viano_bug_analysis.jsonio import canonical_bytes, strict_loads
 from viano_bug_analysis.project_research import (
     Capture,
     CaptureStore,
@@ -138,7 +136,7 @@ class StepJournal:
             for name in self._files.list(self._steps_rel) or ()
             if name.endswith(".json") and name[:-5].isdigit()
         )
-        records = []
+        records: list[dict[str, Any]] = []
         for expected, name in enumerate(names, start=1):
             if name != f"{expected:05d}.json":
                 raise EnrichmentError(
@@ -146,14 +144,14 @@ class StepJournal:
                 )
             data = self._files.read(self._steps_rel / name) or b""
             try:
-                record = orjson.loads(data)
-            except orjson.JSONDecodeError:
+                record = strict_loads(data, max_bytes=max(len(data), 1))
+            except JsonDecodeError:
                 record = None
             if not _valid_record(record, expected) or canonical_bytes(record) != data:
                 raise EnrichmentError(
                     "journal_corrupt", "a journal record is invalid", {"step": expected}
                 )
-            records.append(record)
+            records.append(record)  # type: ignore[arg-type]  # _valid_record: an object
         return records
 
 
