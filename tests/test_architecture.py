@@ -169,3 +169,27 @@ def test_the_checker_sees_an_upward_import(tmp_path: Path) -> None:
     )
     found = imports_of(probe, "enrichment.probe")
     assert sorted((t, lazy) for t, _l, lazy in found) == [("case.package", False), ("cli", True)]
+
+
+# Test folders that have no package folder of the same name, and why.
+CROSS_CUTTING_TEST_FOLDERS = {
+    "e2e": "whole-investigation runs through the command line",
+    "cli": "the command line (cli.py and the exit-code table) as a user meets it",
+    "native": "the Rust extension viano_bug_analysis._native",
+    "fixtures": "data files (the fixture world database), no tests",
+}
+
+
+def test_test_folders_mirror_the_package() -> None:
+    # A test of investigation/budget.py lives in tests/investigation/, so the
+    # tests of a module are found where the module is.
+    tests_root = Path(__file__).parent
+    package_root = tests_root.parent / "python" / "viano_bug_analysis"
+    strays = []
+    for folder in sorted(p for p in tests_root.rglob("*") if p.is_dir()):
+        rel = folder.relative_to(tests_root)
+        if rel.parts[0] in CROSS_CUTTING_TEST_FOLDERS or "__pycache__" in rel.parts:
+            continue
+        if not (package_root / rel).is_dir() and not (package_root / f"{rel}.py").is_file():
+            strays.append(rel.as_posix())
+    assert strays == []

@@ -24,7 +24,7 @@ from tests.cli.helpers import (
     sample_package,
     vba,
 )
-from tests.controller.scripted_llm_server import ScriptedLlmServer, refused_url
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer, refused_url
 from tests.project_research.research_fakes import CONFIG_TOML, PASSWORD_MARKER, write_config
 from viano_bug_analysis.case.lock import BUILD_LOCK, package_lock
 from viano_bug_analysis.errors import VbaError

@@ -19,7 +19,7 @@ from tests.cli.helpers import (
     sample_package,
     vba,
 )
-from tests.controller.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from viano_bug_analysis.enrichment import vcore_profile
 from viano_bug_analysis.errors import EnrichmentError
 from viano_bug_analysis.investigation.steps import StepLog

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.case_builder.conftest import mariadb, research_setup, source_repo
+from tests.case.builder.conftest import mariadb, research_setup, source_repo
 from tests.project_research.conftest import TestDatabase
 
 __all__ = ["TcpProxy", "mariadb", "proxy", "research_setup", "source_repo"]

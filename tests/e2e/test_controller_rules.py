@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.case_builder.conftest import case_spec
-from tests.controller.scripted_llm_server import ScriptedLlmServer
+from tests.case.builder.conftest import case_spec
 from tests.e2e.crash import KillAtCommit, Killed
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.errors import CaseError

@@ -18,9 +18,9 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.case_builder.conftest import case_spec
-from tests.controller.scripted_llm_server import ScriptedLlmServer, hang
+from tests.case.builder.conftest import case_spec
 from tests.e2e.crash import KillAtCommit, Killed
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer, hang
 from viano_bug_analysis import cli
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock

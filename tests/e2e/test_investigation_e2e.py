@@ -14,9 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.case_builder.conftest import ResearchSetup, case_spec, write_config
-from tests.controller.scripted_llm_server import ScriptedLlmServer, drop
+from tests.case.builder.conftest import ResearchSetup, case_spec, write_config
 from tests.e2e.conftest import TcpProxy
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer, drop
 from tests.project_research.conftest import TestDatabase
 from tests.project_research.git_fixtures import git
 from viano_bug_analysis.case.builder import CaseBuilder

@@ -12,8 +12,8 @@ from typing import Any
 
 import orjson
 
-from tests.case_builder.conftest import case_spec
-from tests.controller.scripted_llm_server import ScriptedLlmServer
+from tests.case.builder.conftest import case_spec
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController, RunOutcome

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.controller.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import (
     CONCLUDE,
     answer,

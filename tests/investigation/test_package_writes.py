@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.controller.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import SCRIPT, built_package, investigate
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.investigation.evidence import EvidenceStore

@@ -17,7 +17,7 @@ from tests.project_research.conftest import TestDatabase, mariadb
 from tests.project_research.git_fixtures import git
 from viano_bug_analysis.project_research import Capture, ProjectResearch, load_config
 
-SAMPLE_SOURCES = Path(__file__).parents[2] / "samples" / "bug-20" / "wowsrc"
+SAMPLE_SOURCES = Path(__file__).parents[3] / "samples" / "bug-20" / "wowsrc"
 SPELL_SCRIPT = b"""// Throw Net (spell 90004): the quest credit is meant to happen here.
 #include "ScriptMgr.h"
 

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.investigation.recovery_fixtures import (
+from tests.investigation.recovery.recovery_fixtures import (
     CONTEXT,
     CONTRACT,
     LIMITS,

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.case_builder.conftest import CountingResearch, ResearchSetup, case_spec
+from tests.case.builder.conftest import CountingResearch, ResearchSetup, case_spec
 from viano_bug_analysis.case import load_package
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.enrichment import parse_profile, research_origin, vcore_profile

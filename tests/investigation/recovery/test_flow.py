@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.investigation.recovery_fixtures import (
+from tests.investigation.recovery.recovery_fixtures import (
     CONTEXT,
     CONTRACT,
     FILTERS,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.investigation.test_audit import SECRET, fields
+from tests.investigation.recovery.test_audit import SECRET, fields
 from viano_bug_analysis.investigation.recovery import CallRecordStore
 from viano_bug_analysis.investigation.recovery.errors import RECORD_INVALID, CallRecordError
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.controller.scripted_llm_server import (
+from tests.investigation.llm.scripted_llm_server import (
     SECRET_ERROR_BODY,
     SECRET_ERROR_HEADER,
     ScriptedLlmServer,

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from tests.case_builder.conftest import (
+from tests.case.builder.conftest import (
     CountingResearch,
     ResearchSetup,
     case_spec,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.case_builder.conftest import ResearchSetup, case_spec, write_config
+from tests.case.builder.conftest import ResearchSetup, case_spec, write_config
 from tests.project_research.conftest import TestDatabase
 from viano_bug_analysis.case import load_package
 from viano_bug_analysis.enrichment import parse_profile, vcore_profile
@@ -76,7 +76,7 @@ def test_research_outage_stops_the_build_and_a_rerun_resumes(
 def test_the_vcore_profile_is_generic() -> None:
     profile = vcore_profile()
     text = (
-        Path(__file__).parents[2] / "python/viano_bug_analysis/profiles/vcore/enrichment.toml"
+        Path(__file__).parents[3] / "python/viano_bug_analysis/profiles/vcore/enrichment.toml"
     ).read_text()
     assert "9000" not in text and "Wolpertinger" not in text
     smart = next(r for r in profile.relationships if r.table == "smart_scripts")

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.investigation.recovery_fixtures import (
+from tests.investigation.recovery.recovery_fixtures import (
     CONTEXT,
     CONTRACT,
     LIMITS,
