@@ -22,11 +22,18 @@ from viano_bug_analysis.snapshot import (
 )
 
 
-def longest_stall_ratio(call: Callable[[], object]) -> float:
+def longest_stall_ratio(call: Callable[[], object], attempts: int = 3) -> float:
     """Longest pause of the main thread while `call` runs in a worker, as a
     fraction of how long `call` takes alone. A call that holds the GIL
-    stalls the main thread for its whole duration (ratio near 1 or more);
-    one that releases it lets the main thread run on (ratio near 0)."""
+    stalls the main thread for its whole duration (ratio near 1 or more)
+    every time; one that releases it lets the main thread run on (ratio near
+    0), unless the OS itself deschedules the main thread on a loaded machine.
+    So the best of a few attempts is taken: load can only make one attempt
+    look worse, never make a call that holds the GIL look better."""
+    return min(_stall_ratio(call) for _ in range(attempts))
+
+
+def _stall_ratio(call: Callable[[], object]) -> float:
     alone = min(_duration(call) for _ in range(2))
     done = threading.Event()
 
@@ -56,7 +63,7 @@ def _duration(call: Callable[[], object]) -> float:
 
 def test_the_probe_detects_a_call_that_holds_the_gil() -> None:
     data = list(range(2_000_000, 0, -1)) * 3
-    assert longest_stall_ratio(lambda: sorted(data)) > 0.5
+    assert longest_stall_ratio(lambda: sorted(data), attempts=1) > 0.5
 
 
 @pytest.fixture(scope="module")
