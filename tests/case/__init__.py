@@ -11,10 +11,13 @@ from typing import Any
 from viano_bug_analysis.case import canonical_bytes, sha256_hex
 from viano_bug_analysis.case.create import create_package
 from viano_bug_analysis.case.package import CasePackage
+from viano_bug_analysis.durable import PackageLayout
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = REPO / "samples" / "bug-20"
 SAMPLE_SPEC = SAMPLE_DIR / "case-spec.json"
+# Where a new package keeps its (first) case: create and build write revisions.
+CASE_REL = PackageLayout.revision_case(1).as_posix()
 
 
 def sample_spec() -> dict[str, Any]:
@@ -31,6 +34,12 @@ def read_json(path: Path) -> Any:
     return json.loads(path.read_bytes())
 
 
+def case_file(package: Path) -> Path:
+    """The case file the package's manifest names (either layout)."""
+    path: str = read_json(package / "manifest.json")["case"]["path"]
+    return package / path
+
+
 def edit_manifest(package: Path, change: Callable[[dict[str, Any]], None]) -> None:
     """Applies ``change`` to manifest.json and writes it back canonically."""
     manifest = read_json(package / "manifest.json")
@@ -39,14 +48,14 @@ def edit_manifest(package: Path, change: Callable[[dict[str, Any]], None]) -> No
 
 
 def edit_case(package: Path, change: Callable[[dict[str, Any]], None]) -> None:
-    """Applies ``change`` to case.json, writes it canonically and refreshes the
+    """Applies ``change`` to the case file, writes it canonically and refreshes the
     manifest's hash, so that only the change itself can make loading fail."""
-    write_case_bytes(package, canonical_bytes(_changed(read_json(package / "case.json"), change)))
+    write_case_bytes(package, canonical_bytes(_changed(read_json(case_file(package)), change)))
 
 
 def write_case_bytes(package: Path, data: bytes) -> None:
-    """Stores ``data`` as case.json and records its hash in the manifest."""
-    (package / "case.json").write_bytes(data)
+    """Stores ``data`` as the case file and records its hash in the manifest."""
+    case_file(package).write_bytes(data)
     edit_manifest(package, lambda m: m["case"].__setitem__("sha256", sha256_hex(data)))
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.case import SAMPLE_DIR, SAMPLE_SPEC, file_states, sample_spec
+from tests.case import CASE_REL, SAMPLE_DIR, SAMPLE_SPEC, file_states, sample_spec
 from viano_bug_analysis.case import create_package, load_package, sha256_hex, verify_package
 from viano_bug_analysis.case.__main__ import main
 from viano_bug_analysis.case.create import FIXED_ZIP_TIME
@@ -40,17 +40,19 @@ def assert_nothing_left(parent: Path, *expected: str) -> None:
 def test_sample_package_layout(tmp_path: Path) -> None:
     package = create_package(SAMPLE_SPEC, tmp_path / "out")
     assert sorted(contents(tmp_path / "out")) == [
+        ".build.lock",
         "attachments/db.zip",
         "attachments/wowsrc.zip",
-        "case.json",
         "manifest.json",
+        "revisions/r0001/case.json",
+        "revisions/r0001/inputs.json",
     ]
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_bytes())
     assert manifest["package_id"] == "pkg-bug-20"
     assert manifest["analysis_revision"] == manifest["generation"] == 1
     assert manifest["status"] == {"state": "active"}
     assert manifest["phase"] == "investigation"
-    assert manifest["case"] == {"path": "case.json", "sha256": package.case_sha256}
+    assert manifest["case"] == {"path": CASE_REL, "sha256": package.case_sha256}
     for item in manifest["attachments"]:
         data = (tmp_path / "out" / item["path"]).read_bytes()
         assert (item["sha256"], item["size"]) == (sha256_hex(data), len(data))

@@ -88,9 +88,9 @@ def test_a_file_replaced_by_a_fifo_after_the_walk(tmp_path: Path) -> None:
     child = f"""
 import json, sys
 from pathlib import Path
-from viano_bug_analysis.case import create, create_package
+from viano_bug_analysis.case import create_package, inputs
 from viano_bug_analysis.errors import CaseError
-create._directory_files = lambda source, a_index: [("later.txt", Path({str(fifo)!r}))]
+inputs._directory_files = lambda source, a_index: [("later.txt", Path({str(fifo)!r}))]
 spec = json.loads(sys.argv[1])
 try:
     create_package(spec, sys.argv[2], base_dir=sys.argv[3])

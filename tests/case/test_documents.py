@@ -1,5 +1,6 @@
-"""One package writer: ``vba case create`` and ``vba case build`` describe a
-package with the same two documents, built in ``case/documents.py`` only."""
+"""One package writer: ``vba case create`` and ``vba case build`` write the same
+package (``CaseBuilder`` writes both), described by the two documents built in
+``case/documents.py`` only."""
 
 from __future__ import annotations
 
@@ -41,12 +42,22 @@ def test_the_case_and_manifest_are_built_in_one_place() -> None:
     assert builders == []
 
 
-def test_create_and_build_describe_the_same_package(tmp_path: Path) -> None:
+def _files(root: Path) -> dict[str, bytes | None]:
+    """Every entry under ``root``: its bytes, or ``None`` for a directory."""
+    return {
+        path.relative_to(root).as_posix(): None if path.is_dir() else path.read_bytes()
+        for path in sorted(root.rglob("*"))
+    }
+
+
+def test_create_writes_exactly_the_package_build_writes(tmp_path: Path) -> None:
     created = create_package(SAMPLE_SPEC, tmp_path / "created")
     built = CaseBuilder(SAMPLE_SPEC, tmp_path / "built").build().package
-    assert built.case == created.case
-    # Only where the case lies differs: the flat form keeps it at the top.
-    assert created.manifest["case"]["path"] == PackageLayout.FLAT_CASE.as_posix()
-    assert built.manifest["case"]["path"] == PackageLayout.revision_case(1).as_posix()
-    same = {k: v for k, v in created.manifest.items() if k != "case"}
-    assert {k: v for k, v in built.manifest.items() if k != "case"} == same
+    assert _files(created.path) == _files(built.path)
+    assert created.manifest["case"]["path"] == PackageLayout.revision_case(1).as_posix()
+    assert created.manifest == built.manifest
+
+
+def test_no_new_package_is_written_flat(tmp_path: Path) -> None:
+    created = create_package(SAMPLE_SPEC, tmp_path / "created")
+    assert not (created.path / PackageLayout.FLAT_CASE).exists()

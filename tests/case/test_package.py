@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from tests.case import build_sample, edit_case, edit_manifest, file_states, write_case_bytes
+from tests.case import (
+    CASE_REL,
+    build_sample,
+    case_file,
+    edit_case,
+    edit_manifest,
+    file_states,
+    write_case_bytes,
+)
 from viano_bug_analysis.case import canonical_bytes, load_package, sha256_hex
 from viano_bug_analysis.case.package import AttachmentRef, ContextEntry
 from viano_bug_analysis.errors import CaseError, VbaError
@@ -38,8 +46,8 @@ def test_sample_package_loads_with_its_convenience_views(pkg: Path) -> None:
     assert package.phase == "investigation"
     assert package.status == {"state": "active"}
     assert package.hypothesis_ids == frozenset({"H1", "H2"})
-    assert package.case_sha256 == sha256_hex((pkg / "case.json").read_bytes())
-    assert package.case == json.loads((pkg / "case.json").read_bytes())
+    assert package.case_sha256 == sha256_hex(case_file(pkg).read_bytes())
+    assert package.case == json.loads(case_file(pkg).read_bytes())
     assert list(package.context_entries) == ["src-001", "src-002", "db-001", "db-002"]
     entry = package.context_entries["src-001"]
     assert isinstance(entry, ContextEntry)
@@ -231,7 +239,7 @@ def test_case_path_must_stay_inside(pkg: Path, value: str, reason: str) -> None:
 
 def test_case_path_through_a_symlink_to_outside(pkg: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.json"
-    outside.write_bytes((pkg / "case.json").read_bytes())
+    outside.write_bytes(case_file(pkg).read_bytes())
     (pkg / "evil.json").symlink_to(outside)
     edit_manifest(pkg, lambda m: m["case"].__setitem__("path", "evil.json"))
     err = load_error(pkg)
@@ -240,8 +248,9 @@ def test_case_path_through_a_symlink_to_outside(pkg: Path, tmp_path: Path) -> No
 
 
 def test_case_path_that_is_a_symlink_inside_the_package(pkg: Path) -> None:
-    (pkg / "case.json").rename(pkg / "real.json")
-    (pkg / "case.json").symlink_to("real.json")
+    case = case_file(pkg)
+    case.rename(case.with_name("real.json"))
+    case.symlink_to("real.json")
     assert load_error(pkg).code == "manifest_path_outside_package"
 
 
@@ -270,31 +279,31 @@ def test_attachment_paths_must_stay_inside(pkg: Path, value: str) -> None:
 
 
 def test_missing_case(pkg: Path) -> None:
-    (pkg / "case.json").unlink()
+    case_file(pkg).unlink()
     err = load_error(pkg)
     assert err.code == "case_missing"
-    assert err.details == {"file": "case.json", "reason": "file not found"}
+    assert err.details == {"file": CASE_REL, "reason": "file not found"}
 
 
 def test_case_that_is_a_directory(pkg: Path) -> None:
-    (pkg / "case.json").unlink()
-    (pkg / "case.json").mkdir()
+    case_file(pkg).unlink()
+    case_file(pkg).mkdir()
     assert load_error(pkg).code == "case_missing"
 
 
 def test_case_edited_by_one_byte_is_stale(pkg: Path) -> None:
-    data = bytearray((pkg / "case.json").read_bytes())
+    data = bytearray(case_file(pkg).read_bytes())
     index = data.index(b"Wolpertinger")
     data[index] = ord("w")
-    (pkg / "case.json").write_bytes(bytes(data))
+    case_file(pkg).write_bytes(bytes(data))
     err = load_error(pkg)
     assert err.code == "case_stale"
-    assert err.details == {"file": "case.json"}
+    assert err.details == {"file": CASE_REL}
 
 
 def test_case_reformatted_is_stale_first(pkg: Path) -> None:
-    case = json.loads((pkg / "case.json").read_bytes())
-    (pkg / "case.json").write_text(json.dumps(case, indent=1))
+    case = json.loads(case_file(pkg).read_bytes())
+    case_file(pkg).write_text(json.dumps(case, indent=1))
     assert load_error(pkg).code == "case_stale"
 
 
@@ -312,7 +321,7 @@ def test_case_reformatted_is_stale_first(pkg: Path) -> None:
     ids=["indented", "unsorted", "ascii-escaped", "trailing-newline", "bom"],
 )
 def test_non_canonical_case_with_a_fresh_hash(pkg: Path, reformat: Any) -> None:
-    case = json.loads((pkg / "case.json").read_bytes())
+    case = json.loads(case_file(pkg).read_bytes())
     case["report"]["text"] = "Ünïcode → text"
     write_case_bytes(pkg, reformat(case))
     err = load_error(pkg)
@@ -322,7 +331,7 @@ def test_non_canonical_case_with_a_fresh_hash(pkg: Path, reformat: Any) -> None:
 
 
 def test_reformatted_case_is_not_canonical(pkg: Path) -> None:
-    case = json.loads((pkg / "case.json").read_bytes())
+    case = json.loads(case_file(pkg).read_bytes())
     write_case_bytes(pkg, json.dumps(case, indent=1, sort_keys=True).encode())
     err = load_error(pkg)
     assert err.code == "case_not_canonical"
@@ -330,7 +339,7 @@ def test_reformatted_case_is_not_canonical(pkg: Path) -> None:
 
 
 def test_case_with_a_float_is_not_canonical(pkg: Path) -> None:
-    data = (pkg / "case.json").read_bytes().replace(b'"sample":true', b'"sample":1.5')
+    data = case_file(pkg).read_bytes().replace(b'"sample":true', b'"sample":1.5')
     write_case_bytes(pkg, data)
     err = load_error(pkg)
     assert err.code == "case_not_canonical"
@@ -338,7 +347,7 @@ def test_case_with_a_float_is_not_canonical(pkg: Path) -> None:
 
 
 def test_case_with_an_unsafe_integer_is_not_canonical(pkg: Path) -> None:
-    data = (pkg / "case.json").read_bytes().replace(b'"sample":true', b'"sample":9007199254740993')
+    data = case_file(pkg).read_bytes().replace(b'"sample":true', b'"sample":9007199254740993')
     write_case_bytes(pkg, data)
     assert load_error(pkg).code == "case_not_canonical"
 
@@ -386,7 +395,7 @@ def test_case_identity_must_match_the_manifest(pkg: Path, field: str, value: Any
     edit_case(pkg, lambda c: c.__setitem__(field, value))
     err = load_error(pkg)
     assert err.code == "case_identity_mismatch"
-    assert err.details == {"file": "case.json", "field": field}
+    assert err.details == {"file": CASE_REL, "field": field}
 
 
 def test_duplicate_hypothesis_id(pkg: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.case import build_sample
+from tests.case import CASE_REL, build_sample
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 
@@ -53,7 +53,7 @@ def replace_with_fifo(path: Path) -> None:
     ("name", "code"),
     [
         ("manifest.json", "manifest_invalid"),
-        ("case.json", "case_missing"),
+        (CASE_REL, "case_missing"),
         ("attachments/db.zip", "attachment_missing"),
     ],
 )

@@ -27,19 +27,19 @@ from typing import Any
 
 from viano_bug_analysis import jsonio
 from viano_bug_analysis.case.canonical import canonical_bytes, sha256_hex
-from viano_bug_analysis.case.create import (
-    _check_spec,
-    _copy_zip,
-    _hash_file,
-    _member_digests,
-    _read_spec,
-    _zip_directory,
-)
 from viano_bug_analysis.case.documents import (
     PlacedAttachment,
     case_document,
     default_package_id,
     manifest_document,
+)
+from viano_bug_analysis.case.inputs import (
+    check_spec,
+    copy_zip,
+    hash_file,
+    member_digests,
+    read_spec,
+    zip_directory,
 )
 from viano_bug_analysis.case.lock import BUILD_LOCK, LOCK_NAMES, package_lock
 from viano_bug_analysis.case.package import (
@@ -98,8 +98,8 @@ class CaseBuilder:
             raise EnrichmentError(
                 "profile_missing", "enrichment needs an enrichment profile", {"key": ""}
             )
-        self._spec, self._base = _read_spec(spec, base_dir)
-        _check_spec(self._spec)
+        self._spec, self._base = read_spec(spec, base_dir)
+        check_spec(self._spec)
         self._root = Path(os.path.abspath(package_dir))
         self._profile = profile if project_research is not None else None
         self._research = project_research
@@ -171,11 +171,11 @@ class CaseBuilder:
             for a_index, attachment in enumerate(self._spec["attachments"]):
                 target = staging / attachment["name"]
                 if "zip" in attachment:
-                    _copy_zip(self._base / attachment["zip"], target, a_index)
+                    copy_zip(self._base / attachment["zip"], target, a_index)
                 else:
-                    _zip_directory(self._base / attachment["directory"], target, a_index)
-                sha256, size = _hash_file(target)
-                digests = _member_digests(target, attachment["members"], a_index)
+                    zip_directory(self._base / attachment["directory"], target, a_index)
+                sha256, size = hash_file(target)
+                digests = member_digests(target, attachment["members"], a_index)
                 staged.append(
                     {
                         "spec": attachment,
@@ -207,7 +207,7 @@ class CaseBuilder:
                 rel = PackageLayout.attachment(candidate)
                 target = self._layout.path(rel)
                 if target.exists():
-                    if _hash_file(target) == (item["sha256"], item["size"]):
+                    if hash_file(target) == (item["sha256"], item["size"]):
                         item["path"] = rel.as_posix()
                         break
                     continue
