@@ -10,6 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from tests.case import case_file
 from tests.cli.helpers import REPO, error_of, sample_package, vba
 from viano_bug_analysis.schemas import available_schemas
 
@@ -108,7 +109,7 @@ def test_verify_refuses_a_damaged_package_and_changes_nothing(
     elif damage == "attachment_gone":
         attachment.unlink()
     elif damage == "case_json":
-        case = package / "case.json"
+        case = case_file(package)
         case.write_bytes(case.read_bytes().replace(b"Wolpertinger", b"Wolpertingex", 1))
     else:
         (package / "manifest.json").write_text("{")

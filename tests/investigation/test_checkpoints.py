@@ -14,6 +14,7 @@ import pytest
 
 from viano_bug_analysis.case.canonical import canonical_bytes
 from viano_bug_analysis.case.create import create_package
+from viano_bug_analysis.case.lock import LOCK_NAMES
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.errors import PackageFileError
 from viano_bug_analysis.investigation import checkpoints
@@ -433,7 +434,8 @@ def test_sync_manifest_follows_the_checkpoints(package: Path, clock: Clock) -> N
     store.sync_manifest()
     loaded = load_package(package)
     assert (loaded.phase, loaded.status) == (CONCLUDED, {"state": "active"})
-    assert not [p for p in package.iterdir() if p.name.startswith(".")]
+    # No temporary file is left; the build lock of the package is no temporary.
+    assert not [p for p in package.iterdir() if p.name.startswith(".") and p.name not in LOCK_NAMES]
 
 
 def test_write_manifest_status_refuses_a_status_outside_the_schema(package: Path) -> None:

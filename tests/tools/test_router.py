@@ -12,6 +12,7 @@ import jsonschema
 import orjson
 import pytest
 
+from tests.case import case_file
 from tests.tools.package_factory import BuiltPackage, build_package, tree_fingerprint
 from viano_bug_analysis.profiles.vcore.db_tools import normalize_schema_descriptor
 from viano_bug_analysis.tools import InvestigationToolRouter, ToolError, ToolLimits
@@ -329,7 +330,7 @@ def test_phase_must_be_active(router, package, phase) -> None:
 
 def test_stale_case_is_rejected(router, package) -> None:
     request = package.request(find_text([package.refs["src/a.cpp"]], "Spell"))
-    case_path = package.path / "case.json"
+    case_path = case_file(package.path)
     case_path.write_bytes(case_path.read_bytes().replace(b"test report", b"test rep0rt"))
     assert rejected(router, package, request).code == "case_stale"
 
@@ -337,7 +338,7 @@ def test_stale_case_is_rejected(router, package) -> None:
 def test_manifest_pointing_outside_the_package(router, package, tmp_path) -> None:
     request = package.request(find_text([package.refs["src/a.cpp"]], "Spell"))
     outside = tmp_path / "elsewhere.json"
-    shutil.copy(package.path / "case.json", outside)
+    shutil.copy(case_file(package.path), outside)
     manifest = json.loads((package.path / "manifest.json").read_bytes())
     _rewrite_manifest(package, case={**manifest["case"], "path": "../elsewhere.json"})
     assert rejected(router, package, request).code == "manifest_path_outside_package"
@@ -363,12 +364,12 @@ def test_member_bytes_no_longer_match(router, package) -> None:
     from viano_bug_analysis.case.canonical import canonical_bytes, sha256_hex
 
     request = package.request(find_text([package.refs["src/a.cpp"]], "Spell"))
-    case = json.loads((package.path / "case.json").read_bytes())
+    case = json.loads((case_file(package.path)).read_bytes())
     for entry in case["source_context"]:
         if entry["member"] == "src/a.cpp":
             entry["sha256"] = sha256_hex(b"other bytes")
     case_bytes = canonical_bytes(case)
-    (package.path / "case.json").write_bytes(case_bytes)
+    (case_file(package.path)).write_bytes(case_bytes)
     manifest = json.loads((package.path / "manifest.json").read_bytes())
     _rewrite_manifest(package, case={**manifest["case"], "sha256": sha256_hex(case_bytes)})
     err = rejected(router, package, request)
