@@ -30,7 +30,8 @@ mapper (``schema_errors.check``). Its extra reasons:
 * ``toml_syntax`` (``details["line"]`` and ``["column"]``, 1-based, when
   the parser gives them; never the parser's message, which may quote the file);
 * ``schema``: ``details["key"]`` is the dotted TOML key at fault (``""`` for
-  the whole file; a position in an array is no part of a key), beside the
+  the whole file; a table of an array of tables is named by its position,
+  ``extract[1].key``, an item of a list of values by its list), beside the
   mapper's ``path``, ``rule``, ``property`` and ``allowed``, and its message
   as ``problem`` (for a caller that words its own).
 
@@ -189,17 +190,25 @@ def check_config(document: Any, *, schema: str, what: str, refuse: ErrorFactory)
 
 
 def _toml_key(parts: Sequence[object], document: Any) -> str:
-    """The dotted TOML key of a place: a position in an array is no part of a key."""
-    names: list[str] = []
+    """The TOML key of a place, as the operator wrote it.
+
+    A position followed by a key is an array of tables (``[[extract]]``), whose
+    tables the operator can only tell apart by it: ``extract[1].key``. A
+    position at the end is an item of a list of values, named by its list
+    (``database.allow.cata_world``), which is the key the operator edits.
+    """
+    key = ""
     node = document
-    for part in parts:
+    for at, part in enumerate(parts):
         if isinstance(node, list):
             index = int(str(part))
             node = node[index] if 0 <= index < len(node) else None
+            if at < len(parts) - 1:
+                key += f"[{index}]"
             continue
-        names.append(str(part))
+        key = f"{key}.{part}" if key else str(part)
         node = node.get(part) if isinstance(node, dict) else None
-    return ".".join(names)
+    return key
 
 
 def _first_non_json(value: Any, at: tuple[object, ...]) -> tuple[object, ...] | None:
