@@ -61,3 +61,13 @@ def test_create_writes_exactly_the_package_build_writes(tmp_path: Path) -> None:
 def test_no_new_package_is_written_flat(tmp_path: Path) -> None:
     created = create_package(SAMPLE_SPEC, tmp_path / "created")
     assert not (created.path / PackageLayout.FLAT_CASE).exists()
+
+
+def test_build_after_create_with_the_same_spec_changes_nothing(tmp_path: Path) -> None:
+    # The created package records its inputs like a build does, so building
+    # it again from the same spec is the unchanged rebuild, not revision 2.
+    created = create_package(SAMPLE_SPEC, tmp_path / "pkg")
+    before = _files(created.path)
+    rebuilt = CaseBuilder(SAMPLE_SPEC, created.path).build()
+    assert (rebuilt.revision, rebuilt.new_revision) == (1, False)
+    assert _files(created.path) == before

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.case import SAMPLE_SPEC, read_json
 from viano_bug_analysis.case import canonical_bytes, load_package, sha256_hex, verify_package
+from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.create import create_package
 from viano_bug_analysis.cli import main as vba_main
 
@@ -39,3 +40,16 @@ def test_a_flat_package_loads_and_verifies(tmp_path: Path) -> None:
 
 def test_vba_case_verify_accepts_a_flat_package(tmp_path: Path) -> None:
     assert vba_main(["case", "verify", str(flat_package(tmp_path))]) == 0
+
+
+def test_a_build_of_a_flat_package_adds_revision_2_beside_it(tmp_path: Path) -> None:
+    flat = flat_package(tmp_path)
+    old_case = (flat / "case.json").read_bytes()
+    built = CaseBuilder(SAMPLE_SPEC, flat).build()
+    assert (built.revision, built.new_revision) == (2, True)
+    assert built.package.manifest["case"]["path"] == "revisions/r0002/case.json"
+    assert (flat / "case.json").read_bytes() == old_case
+    assert (
+        built.package.manifest["attachments"]
+        == load_package(tmp_path / "new").manifest["attachments"]
+    )
