@@ -1,0 +1,124 @@
+"""The enrichment profile is checked by its bundled schema and the one TOML loader.
+
+Its keys are named as the operator wrote them, a position in an array of
+tables included (``extract[1].pattern``), and what the schema cannot state
+(an entity type without a lookup, a pattern that does not compile) stays a
+``profile_invalid`` at the same key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from viano_bug_analysis.enrichment import parse_profile, vcore_profile
+from viano_bug_analysis.enrichment.profile import Limits
+from viano_bug_analysis.errors import EnrichmentError
+from viano_bug_analysis.schema_errors import check
+from viano_bug_analysis.schemas import available_schemas, load_schema
+
+PACKAGE = Path(__file__).resolve().parents[2] / "python" / "viano_bug_analysis"
+BASE = 'format = "viano-enrichment-profile"\nformat_version = 1\nprofile = "p"\n'
+ENTITY = '[entities.quest]\ntable = "q"\ncolumn = "ID"\ncolumns = ["ID", "T"]\nname_column = "T"\n'
+FIRST = '[[extract]]\nentity_type = "quest"\nin = "report.metadata"\nkey = "quest_id"\n'
+REL = 'relation = "r"\nfrom_table = "q"\nfrom_column = "A"\nfrom_id_column = "ID"\n'
+
+
+def _refused(text: str) -> EnrichmentError:
+    with pytest.raises(EnrichmentError) as caught:
+        parse_profile(text.encode())
+    assert caught.value.code == "profile_invalid"
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("second", "key"),
+    [
+        ('entity_type = "quest"\nin = "report.metadata"\nkey = 5\n', "extract[1].key"),
+        (
+            'entity_type = "quest"\nin = "report.metadata"\nkey = "a"\nbogus = 1\n',
+            "extract[1].bogus",
+        ),
+        ('in = "report.text"\npattern = "(1)"\n', "extract[1].entity_type"),
+        ('entity_type = "quest"\nin = "attachments"\npattern = "(1)"\n', "extract[1].members"),
+        ('entity_type = "quest"\nin = "report.text"\npattern = "(1"\n', "extract[1].pattern"),
+        ('entity_type = "quest"\nin = "elsewhere"\npattern = "(1)"\n', "extract[1].in"),
+    ],
+)
+def test_a_fault_inside_the_second_extract_rule_names_its_position(second: str, key: str) -> None:
+    err = _refused(BASE + ENTITY + FIRST + "[[extract]]\n" + second)
+    assert err.details["key"] == key
+
+
+def test_a_nested_array_of_tables_names_every_position() -> None:
+    text = (
+        BASE
+        + ENTITY
+        + "[[relationships]]\n"
+        + REL
+        + 'entity_type = "quest"\n[[relationships]]\n'
+        + REL
+        + 'table = "t"\ncolumn = "c"\ncolumns = ["c"]\n'
+        + 'filters = [{column = "c", operator = "eq", value = 1}, {column = "c", value = 2}]\n'
+    )
+    assert _refused(text).details["key"] == "relationships[1].filters[1].operator"
+
+
+def test_a_bad_item_of_a_list_of_values_names_the_list() -> None:
+    text = BASE + '[entities.quest]\ntable = "q"\ncolumn = "ID"\ncolumns = ["ID", "a b"]\n'
+    assert _refused(text).details["key"] == "entities.quest.columns"
+
+
+def test_a_toml_syntax_error_gives_line_and_column() -> None:
+    err = _refused(BASE + ENTITY + FIRST + '[[extract]]\nentity_type = "quest\n')
+    assert (err.details["key"], err.details["line"]) == ("", 14)
+    assert err.details["column"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        # Keys that were accepted and then ignored: refused, like every unknown key.
+        (
+            BASE + ENTITY + '[[extract]]\nentity_type = "quest"\nin = "report.text"\n'
+            'pattern = "(1)"\nkey = "a"\n',
+            "extract[0].key",
+        ),
+        (
+            BASE + ENTITY + "[[relationships]]\n" + REL + 'entity_type = "quest"\n'
+            'filters = [{column = "c", operator = "eq", value = 1}]\n',
+            "relationships[0].filters",
+        ),
+        (BASE + "[limits]\nrows_per_query = 0\n", "limits.rows_per_query"),
+        (
+            BASE + "[[relationships]]\n" + REL + 'table = "t"\ncolumns = ["c"]\n',
+            "relationships[0].column",
+        ),
+        (
+            BASE + "[[relationships]]\n" + REL + 'source = "source.symbol"\nwhen_value = 1\n',
+            "relationships[0].when_column",
+        ),
+        (
+            BASE + "[[relationships]]\n" + REL + 'entity_type = "nothing"\n',
+            "relationships[0].entity_type",
+        ),
+    ],
+)
+def test_what_only_code_or_only_the_schema_can_see_names_the_key(text: str, key: str) -> None:
+    assert _refused(text).details["key"] == key
+
+
+def test_the_bundled_profile_satisfies_its_schema_and_loads_unchanged() -> None:
+    document = tomllib.loads((PACKAGE / "profiles" / "vcore" / "enrichment.toml").read_text())
+    assert check("enrichment-profile-v1", document) is None
+    profile = vcore_profile()
+    assert profile.sha256 == "89462ae9c995c4429a51978299d19625f8daaeeeab6c8f07430f608b49fee45d"
+    assert len(profile.extract) == 7
+
+
+def test_the_schema_is_bundled_and_lists_what_the_profile_dataclasses_hold() -> None:
+    assert "enrichment-profile-v1" in available_schemas()
+    schema = load_schema("enrichment-profile-v1")
+    assert set(schema["properties"]["limits"]["properties"]) == set(Limits.__dataclass_fields__)
