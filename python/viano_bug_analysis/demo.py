@@ -25,6 +25,7 @@ from viano_bug_analysis import _native
 from viano_bug_analysis.case.create import create_package
 from viano_bug_analysis.profiles import load_profile
 from viano_bug_analysis.tools import ToolError
+from viano_bug_analysis.tools.batch import request_batch
 
 SOURCE = "src-001"
 ROWS = "db-001"
@@ -32,25 +33,19 @@ SCHEMA = "db-002"
 
 
 def _batch(manifest: dict[str, Any], requests: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "format": "viano-investigation-request",
-        "format_version": 1,
-        "case_id": manifest["case_id"],
-        "package_id": manifest["package_id"],
-        "analysis_revision": manifest["analysis_revision"],
-        "requests": [
+    return request_batch(
+        manifest,
+        [
             {
                 "request_id": f"Q{i:04d}",
-                "hypothesis_id": hypothesis,
+                "hypothesis_id": request["hypothesis_id"],
                 "action_id": f"demo-{i:04d}",
-                "operation": operation,
-                "arguments": arguments,
+                "operation": request["operation"],
+                "arguments": request["arguments"],
             }
-            for i, (hypothesis, operation, arguments) in enumerate(
-                ((r["hypothesis_id"], r["operation"], r["arguments"]) for r in requests), start=1
-            )
+            for i, request in enumerate(requests, start=1)
         ],
-    }
+    )
 
 
 def _requests() -> list[dict[str, Any]]:

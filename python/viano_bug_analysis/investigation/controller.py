@@ -75,6 +75,7 @@ from viano_bug_analysis.project_research import (
     query_sha256,
 )
 from viano_bug_analysis.project_research.protocol import Research
+from viano_bug_analysis.tools.batch import request_batch
 from viano_bug_analysis.tools.router import InvestigationToolRouter
 
 _DONE = "done"  # a dispatch ended the hypothesis (budget), not the case
@@ -418,13 +419,9 @@ class InvestigationController:
             )
         else:
             manifest = package.manifest
-            request = {
-                "format": "viano-investigation-request",
-                "format_version": 1,
-                "case_id": manifest["case_id"],
-                "package_id": manifest["package_id"],
-                "analysis_revision": manifest["analysis_revision"],
-                "requests": [
+            request = request_batch(
+                manifest,
+                [
                     {
                         "request_id": f"Q{step:03d}{attempt:02d}",
                         "hypothesis_id": hid,
@@ -433,7 +430,7 @@ class InvestigationController:
                         "arguments": plan["arguments"],
                     }
                 ],
-            }
+            )
             result = self._router.query(self._root, request)
             taken = self._evidence.take_router_result(
                 request,
