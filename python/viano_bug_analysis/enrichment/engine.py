@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from viano_bug_analysis.enrichment.extract import Mention
 from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.enrichment.profile import (
@@ -35,14 +37,28 @@ Progress = Callable[[str], None]
 
 @dataclass
 class _Origin:
-    """Where a relationship starts: one value in one returned row."""
+    """Where a relationship starts: one value in one returned row, or an entity ID.
+
+    An entity origin (``entity_type`` set, ``table`` None) carries the capture
+    and pointer the ID was read from when a relationship reached it; a
+    mentioned ID has none (its case_mention fact says where it stands).
+    """
 
     relationship: Relationship
-    table: str
+    table: str | None
     id_value: Any
     value: Any
-    capture_sha256: str
-    pointer: str
+    capture_sha256: str | None
+    pointer: str | None
+    entity_type: str | None = None
+
+
+@dataclass
+class _Refusal:
+    code: str | None
+    target: dict[str, Any]  # table or source symbol
+    purposes: list[dict[str, Any]] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -85,6 +101,9 @@ class Enricher:
         self._done: dict[str, StepOutcome] = {}  # query key -> answer
         self._relationships = 0
         self._ignored: dict[str, int] = {}
+        self._refusals: dict[str, _Refusal] = {}
+        self._expanded: set[tuple[str, tuple[str, Any]]] = set()
+        self._stated: dict[bytes, str] = {}
 
     # -- public -------------------------------------------------------------------------
 
@@ -100,15 +119,23 @@ class Enricher:
             )
         for entity_type, entity_id in sorted({(m.entity_type, m.entity_id) for m in mentions}):
             lookup = self._profile.entities[entity_type]
-            self._enqueue(
-                _Work(
-                    0,
-                    self._rows_query(lookup.table, lookup.columns, lookup.column, entity_id, ()),
-                    lookup.table,
-                    lookup,
-                    {"kind": "entity_lookup", "entity_type": entity_type, "entity_id": entity_id},
+            if lookup.table is not None:
+                self._enqueue(
+                    _Work(
+                        0,
+                        self._rows_query(
+                            lookup.table, lookup.columns, lookup.column, entity_id, ()
+                        ),
+                        lookup.table,
+                        lookup,
+                        {
+                            "kind": "entity_lookup",
+                            "entity_type": entity_type,
+                            "entity_id": entity_id,
+                        },
+                    )
                 )
-            )
+            self._entity_links(entity_type, entity_id, 0, None, None)
         while self._queue:
             work = self._queue.popleft()
             key = _key(work.query)
@@ -130,6 +157,18 @@ class Enricher:
                 }
             )
             self._answered(work, outcome)
+        for refusal in self._refusals.values():
+            self._fact(
+                "project_context_coverage",
+                reason="query_refused",
+                code=refusal.code,
+                **refusal.target,
+                count=len(refusal.queries),
+                purposes=refusal.purposes,
+                query_sha256s=refusal.queries,
+                statement="ProjectResearch refused every query to this target; nothing is known "
+                "from it",
+            )
         for relation, count in sorted(self._ignored.items()):
             self._fact(
                 "project_context_coverage",
@@ -170,22 +209,24 @@ class Enricher:
     def _answered(self, work: _Work, outcome: StepOutcome) -> None:
         capture = outcome.capture
         if capture is None:
-            self._fact(
-                "project_context_coverage",
-                reason="query_refused",
-                code=outcome.refused_code,
-                purpose=work.purpose,
-                query=work.query,
-                statement="ProjectResearch refused this query; nothing is known from it",
+            # One fact per refused table (or symbol source) and code: a missing
+            # table refuses every lookup of it for the same reason.
+            target: dict[str, Any] = (
+                {"table": work.table} if work.table is not None else {"source": work.query["kind"]}
             )
+            key = repr((sorted(target.items()), outcome.refused_code))
+            refusal = self._refusals.setdefault(key, _Refusal(outcome.refused_code, target))
+            if work.purpose not in refusal.purposes:
+                refusal.purposes.append(work.purpose)
+            refusal.queries.append(outcome.query_sha256)
             for origin in work.origins:
                 self._relationship_fact(origin, work, outcome)
             return
-        target: str | None = (
+        target_fact: str | None = (
             self._source_hits(work, capture) if work.table is None else self._rows(work, capture)
         )
         for origin in work.origins:
-            self._relationship_fact(origin, work, outcome, target)
+            self._relationship_fact(origin, work, outcome, target_fact)
 
     def _rows(self, work: _Work, capture: Capture) -> str | None:
         assert work.table is not None
@@ -309,56 +350,82 @@ class Enricher:
 
     def _follow(self, work: _Work, row: Mapping[str, Any], capture: Capture, index: int) -> None:
         for rel in self._profile.relationships:
-            if rel.from_table != work.table or rel.from_column not in row:
+            if rel.from_table is None or rel.from_table != work.table:
                 continue
-            value = row[rel.from_column]
+            assert rel.from_column is not None and rel.from_id_column is not None
+            if rel.from_column not in row:
+                continue
             if rel.has_when and not _when_holds(rel, row):
-                continue
-            if _typed(value) in {_typed(v) for v in rel.ignore_values}:
-                self._ignored[rel.relation] = self._ignored.get(rel.relation, 0) + 1
                 continue
             origin = _Origin(
                 rel,
                 work.table,
                 row.get(rel.from_id_column),
-                value,
+                row[rel.from_column],
                 capture.sha256,
                 f"{ROWS_POINTER}/{index}/{rel.from_column}",
             )
-            origin_fact = {
-                "relation": rel.relation,
-                "from": self._origin_view(origin),
-            }
-            if self._relationships >= self._profile.limits.max_relationships:
-                self._fact(
-                    "project_context_coverage",
-                    reason="max_relationships",
-                    **origin_fact,
-                    statement="relationship not followed: the max_relationships bound was "
-                    "reached; the project context is incomplete here",
-                )
-                continue
-            if work.depth + 1 > self._profile.limits.max_depth:
-                self._fact(
-                    "project_context_coverage",
-                    reason="max_depth",
-                    **origin_fact,
-                    statement="relationship not followed: the max_depth bound was reached; "
-                    "the project context is incomplete here",
-                )
-                continue
-            next_work = self._relationship_work(rel, value, work.depth + 1)
-            if next_work is None:
-                self._fact(
-                    "project_context_coverage",
-                    reason="not_a_symbol",
-                    **origin_fact,
-                    statement="the value cannot be searched as a source symbol",
-                )
-                continue
-            self._relationships += 1
-            next_work.origins.append(origin)
-            self._enqueue(next_work)
+            self._link(origin, work.depth + 1)
+
+    def _entity_links(
+        self,
+        entity_type: str,
+        value: Any,
+        depth: int,
+        capture_sha256: str | None,
+        pointer: str | None,
+    ) -> None:
+        """The relationships keyed by the entity ID itself, asked whatever its own table says.
+
+        Once per entity: a second path to the same ID adds nothing new to ask.
+        """
+        seen = (entity_type, _typed(value))
+        if seen in self._expanded:
+            return
+        self._expanded.add(seen)
+        for rel in self._profile.relationships:
+            if rel.from_entity == entity_type:
+                origin = _Origin(rel, None, value, value, capture_sha256, pointer, entity_type)
+                self._link(origin, depth + 1)
+
+    def _link(self, origin: _Origin, depth: int) -> None:
+        rel, value = origin.relationship, origin.value
+        if _typed(value) in {_typed(v) for v in rel.ignore_values}:
+            self._ignored[rel.relation] = self._ignored.get(rel.relation, 0) + 1
+            return
+        origin_fact = {"relation": rel.relation, "from": self._origin_view(origin)}
+        if self._relationships >= self._profile.limits.max_relationships:
+            self._fact(
+                "project_context_coverage",
+                reason="max_relationships",
+                **origin_fact,
+                statement="relationship not followed: the max_relationships bound was "
+                "reached; the project context is incomplete here",
+            )
+            return
+        if depth > self._profile.limits.max_depth:
+            self._fact(
+                "project_context_coverage",
+                reason="max_depth",
+                **origin_fact,
+                statement="relationship not followed: the max_depth bound was reached; "
+                "the project context is incomplete here",
+            )
+            return
+        next_work = self._relationship_work(rel, value, depth)
+        if next_work is None:
+            self._fact(
+                "project_context_coverage",
+                reason="not_a_symbol",
+                **origin_fact,
+                statement="the value cannot be searched as a source symbol",
+            )
+            return
+        self._relationships += 1
+        next_work.origins.append(origin)
+        self._enqueue(next_work)
+        if rel.table is None and rel.source is None and rel.entity_type is not None:
+            self._entity_links(rel.entity_type, value, depth, origin.capture_sha256, origin.pointer)
 
     def _relationship_work(self, rel: Relationship, value: Any, depth: int) -> _Work | None:
         purpose = {"kind": "relationship", "relation": rel.relation}
@@ -375,6 +442,7 @@ class Enricher:
         if rel.table is None:
             assert rel.entity_type is not None
             entity = self._profile.entities[rel.entity_type]
+            assert entity.table is not None  # the profile loader refuses a table-less target
             query = self._rows_query(entity.table, entity.columns, entity.column, value, ())
             return _Work(depth, query, entity.table, entity, purpose)
         assert rel.column is not None
@@ -414,6 +482,16 @@ class Enricher:
         )
 
     def _origin_view(self, origin: _Origin) -> dict[str, Any]:
+        if origin.table is None:
+            view: dict[str, Any] = {"entity_type": origin.entity_type, "entity_id": origin.value}
+            if origin.capture_sha256 is not None:
+                view.update(
+                    capture_sha256=origin.capture_sha256,
+                    capture_path=self._capture_path(origin.capture_sha256),
+                    pointer=origin.pointer,
+                )
+            return view
+        assert origin.capture_sha256 is not None
         return {
             "table": origin.table,
             "id_column": origin.relationship.from_id_column,
@@ -458,8 +536,14 @@ class Enricher:
         }
 
     def _fact(self, kind: str, **fields: Any) -> str:
+        # Two paths to the same statement (the same row reached twice, the same
+        # relationship from an equal origin) give one fact, referred to twice.
+        body = orjson.dumps({"kind": kind, **fields}, option=orjson.OPT_SORT_KEYS)
+        if body in self._stated:
+            return self._stated[body]
         fact_id = f"P{len(self._facts) + 1}"
         self._facts.append({"fact_id": fact_id, "kind": kind, **fields})
+        self._stated[body] = fact_id
         return fact_id
 
 

@@ -60,10 +60,14 @@ class ExtractRule:
 
 @dataclass(frozen=True, slots=True)
 class EntityLookup:
-    """How one entity type is read: the row of ``table`` whose ``column`` equals the ID."""
+    """How one entity type is read: the row of ``table`` whose ``column`` equals the ID.
+
+    ``table`` is None for a type that has no table of its own; its IDs only
+    start the ``from_entity`` relationships.
+    """
 
     entity_type: str
-    table: str
+    table: str | None
     column: str
     columns: tuple[str, ...]
     name_column: str | None
@@ -95,9 +99,10 @@ class Relationship:
     """
 
     relation: str
-    from_table: str
-    from_column: str
-    from_id_column: str
+    from_table: str | None  # None when from_entity is set
+    from_column: str | None
+    from_id_column: str | None
+    from_entity: str | None
     entity_type: str | None
     table: str | None
     column: str | None
@@ -202,6 +207,8 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
 
 
 def _entity(entity_type: str, item: Mapping[str, Any]) -> EntityLookup:
+    if "table" not in item:
+        return EntityLookup(entity_type, None, "", (), None)
     columns = tuple(item["columns"])
     column, name_column = item["column"], item.get("name_column")
     if column not in columns or (name_column is not None and name_column not in columns):
@@ -233,12 +240,19 @@ def _relationship(
     entity_type = item.get("entity_type")
     if "source" not in item and "table" not in item and entity_type not in entities:
         _invalid(f"{prefix}.entity_type", "has no [entities.<type>] lookup (and no table is given)")
+    from_entity = item.get("from_entity")
+    if from_entity is not None and from_entity not in entities:
+        _invalid(f"{prefix}.from_entity", "has no [entities.<type>] lookup")
+    untabled = entity_type in entities and entities[str(entity_type)].table is None
+    if "table" not in item and "source" not in item and untabled:
+        _invalid(f"{prefix}.entity_type", "has no table of its own: give table and column")
     has_when = "when_column" in item
     return Relationship(
         relation=item["relation"],
-        from_table=item["from_table"],
-        from_column=item["from_column"],
-        from_id_column=item["from_id_column"],
+        from_table=item.get("from_table"),
+        from_column=item.get("from_column"),
+        from_id_column=item.get("from_id_column"),
+        from_entity=from_entity,
         entity_type=entity_type,
         table=item.get("table"),
         column=item.get("column"),

@@ -38,9 +38,12 @@ def _line(fact: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> st
         target_fact = by_id.get(target.get("fact", ""))
         if target_fact is not None and target_fact["kind"] == "project_empty_result":
             named = " (none in this table)" if "table" in target else " (no source line)"
-        origin = f"{source['table']} {source['id_column']}={source['id']}"
-        if source["column"] != source["id_column"]:
-            origin += f" {source['column']}={source['value']}"
+        if "table" in source:
+            origin = f"{source['table']} {source['id_column']}={source['id']}"
+            if source["column"] != source["id_column"]:
+                origin += f" {source['column']}={source['value']}"
+        else:
+            origin = f"{source['entity_type']} {source['entity_id']}"
         return f"{fact['relation']}: {origin} -> {where}{named}"
     if kind == "project_source_hits":
         first = fact["matches"][0]
@@ -52,6 +55,12 @@ def _line(fact: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> st
         if "table" in fact:
             return f"none in this table: {fact['table']} where {_filters(fact['filters'])}"
         return f"no source line names symbol {fact['symbol']}"
+    if kind == "project_context_coverage" and fact["reason"] == "query_refused":
+        where = fact.get("table") or fact.get("source")
+        return (
+            f"coverage: query_refused {fact['code']}: {where} "
+            f"({fact['count']} quer{'y' if fact['count'] == 1 else 'ies'})"
+        )
     if kind == "project_context_coverage":
         detail = fact.get("relation") or fact.get("table") or fact.get("purpose", {}).get("kind")
         return f"coverage: {fact['reason']} ({detail})"
