@@ -3,7 +3,9 @@
 #
 #   scripts/test_services.sh start   install MariaDB if missing, start a fresh
 #                                    server on a free port, load the fixture
-#                                    world DB, write the env file
+#                                    world DBs (cata_world, cata_world_noquest,
+#                                    vba_fixture_types, cata_private), write
+#                                    the env file
 #   scripts/test_services.sh stop    stop that server, delete its directory
 #
 # The env file (default service-data/test-services.env; override with
@@ -18,6 +20,8 @@ ENV_FILE=${VBA_TEST_SERVICES_ENV:-service-data/test-services.env}
 BASE_PORT=${VBA_TEST_DB_BASE_PORT:-33179}
 PYTHON=${PYTHON:-python3}
 FIXTURE=tests/fixtures/world_db.sql
+# cata_world without quest_template, copied from cata_world: load it second.
+FIXTURE_NOQUEST=tests/fixtures/world_db_noquest.sql
 
 log() { echo "test_services: $*" >&2; }
 
@@ -79,8 +83,10 @@ start() {
         # Short and unique: the unix socket path must stay below ~100 bytes.
         dir=$(mktemp -d "service-data/test-world-db/run-XXXXXX")
         if "$PYTHON" scripts/dev_world_db.py init --directory "$dir" --port "$port" \
-                --database cata_world --database cata_private >&2 \
-            && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE" >&2
+                --database cata_world --database cata_world_noquest \
+                --database vba_fixture_types --database cata_private >&2 \
+            && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE" >&2 \
+            && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE_NOQUEST" >&2
         then
             mkdir -p "$(dirname "$ENV_FILE")"
             {

@@ -1,7 +1,7 @@
 """Fixtures for the ProjectResearch tests that need the real MariaDB.
 
 `make test` starts a throwaway server loaded with tests/fixtures/world_db.sql
-(scripts/test_services.sh) and exports VBA_TEST_DB_PORT,
+and world_db_noquest.sql (scripts/test_services.sh) and exports VBA_TEST_DB_PORT,
 VBA_TEST_DB_PASSWORD_FILE and VBA_TEST_DB_DIR. Without them the database
 tests skip, except under CI=true, where a missing service fails the run.
 """
@@ -20,19 +20,27 @@ import pytest
 
 from viano_bug_analysis.project_research.mariadb_source import MariaDbSource
 
+WORLD_DATABASE = "cata_world"
+# The same world without quest_template (tests/fixtures/world_db_noquest.sql).
+NOQUEST_DATABASE = "cata_world_noquest"
+# Not a world database: one table with a column of every awkward type.
+TYPES_DATABASE = "vba_fixture_types"
 WORLD_TABLES = (
     "creature_template",
     "quest_template",
     "quest_template_addon",
-    "item_template",
+    "item_script_names",
+    "item_template_addon",
     "creature_queststarter",
     "creature_questender",
     "smart_scripts",
     "spell_script_names",
     "conditions",
-    "world_meta",
 )
-ALLOW: Mapping[str, Sequence[str]] = {"cata_world": WORLD_TABLES}
+ALLOW: Mapping[str, Sequence[str]] = {
+    WORLD_DATABASE: WORLD_TABLES,
+    TYPES_DATABASE: ("world_meta",),
+}
 SNAPSHOT_ID = "cata_world@fixture"
 READER = "viano_reader"
 HOW_TO_ENABLE = (
