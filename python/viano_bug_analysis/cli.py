@@ -199,6 +199,12 @@ def _cmd_case_build(args: argparse.Namespace) -> int:
     return run_build(args)
 
 
+def _cmd_profile_check(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.enrichment.profile_check import run_profile_check
+
+    return run_profile_check(args)
+
+
 def _cmd_investigate(args: argparse.Namespace) -> int:
     from viano_bug_analysis.investigation.commands import run_investigate
 
@@ -293,6 +299,18 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("package", type=Path, help="package directory")
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.set_defaults(run=_cmd_case_verify)
+
+    profile = commands.add_parser("profile", help="enrichment profile commands", **shared)
+    profile_commands = profile.add_subparsers(dest="profile_command", required=True)
+    profile_check = profile_commands.add_parser(
+        "check",
+        help="how the profile's tables and columns fit the live database (read-only)",
+        **shared,
+    )
+    profile_check.add_argument("--project-config", required=True, help="ProjectResearch TOML")
+    _add_profile(profile_check)
+    profile_check.add_argument("--json", action="store_true", help="print the report as JSON")
+    profile_check.set_defaults(run=_cmd_profile_check)
 
     research = commands.add_parser(
         "research",

@@ -33,6 +33,7 @@ class ExitCode(IntEnum):
     DAMAGED = 5
     IO_FAILED = 6
     BUSY = 7
+    PROFILE_GAPS = 8
 
 
 MEANINGS: dict[ExitCode, str] = {
@@ -44,6 +45,7 @@ MEANINGS: dict[ExitCode, str] = {
     ExitCode.DAMAGED: "package or stored state fails its integrity checks",
     ExitCode.IO_FAILED: "the OS refused to write or read the package (read-only, disk full)",
     ExitCode.BUSY: "another process holds the package; try again later",
+    ExitCode.PROFILE_GAPS: "the database lacks tables or columns the profile uses (profile check)",
 }
 
 # Every LLM error except a bad configuration or a bad message list comes from

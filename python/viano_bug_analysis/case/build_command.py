@@ -10,6 +10,7 @@ import orjson
 
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.enrichment import research_origin, summarize
+from viano_bug_analysis.enrichment.profile_check import check_profile, warnings
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
@@ -45,6 +46,11 @@ def run_build(args: argparse.Namespace) -> int:
         if args.project_config:
             config = load_config(args.project_config)
             with ProjectResearch(config) as research:
+                # Once, before any lookup: what the profile cannot reach in this
+                # database, so an empty enrichment is not mistaken for a finding.
+                if profile is not None:
+                    for line in warnings(check_profile(profile, research.query)):
+                        sys.stderr.write(f"profile check: {line}\n")
                 built = CaseBuilder(
                     args.spec,
                     args.package,

@@ -1,0 +1,113 @@
+"""``vba profile check`` on answers shaped like ProjectResearch's ``database.schema``.
+
+Each table and column the profile uses is reported present, missing, not
+allowlisted or type-mismatched; the relationships that therefore cannot be
+followed are named, and a table refused by the allowlist gives the line to add.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from viano_bug_analysis.enrichment import parse_profile
+from viano_bug_analysis.enrichment.profile_check import check_profile, warnings
+from viano_bug_analysis.errors import ResearchError, ResearchUnavailable
+
+PROFILE = b"""
+format = "viano-enrichment-profile"
+format_version = 1
+profile = "p"
+database = "world"
+
+[entities.quest]
+table = "quest_template"
+column = "ID"
+columns = ["ID", "LogTitle"]
+name_column = "LogTitle"
+
+[[relationships]]
+relation = "quest_event_giver"
+from_entity = "quest"
+table = "game_event_creature_quest"
+column = "quest"
+columns = ["eventEntry", "id", "quest"]
+
+[[relationships]]
+relation = "quest_condition"
+from_entity = "quest"
+table = "conditions"
+column = "ConditionValue1"
+columns = ["SourceEntry", "ConditionValue1"]
+filters = [{ column = "ConditionTypeOrReference", operator = "eq", value = 9 }]
+"""
+
+TABLES: dict[str, dict[str, str]] = {
+    "quest_template": {"ID": "int(10) unsigned", "LogTitle": "text"},
+    "game_event_creature_quest": {"eventEntry": "tinyint(3)", "id": "int(10)", "quest": "int(10)"},
+    "conditions": {
+        "SourceEntry": "int(11)",
+        "ConditionValue1": "varchar(10)",
+        "ConditionTypeOrReference": "int(11)",
+    },
+}
+
+
+def _schema(refused: Mapping[str, str]) -> Any:
+    def schema(query: Mapping[str, Any]) -> Mapping[str, Any]:
+        assert query["kind"] == "database.schema" and query["database"] == "world"
+        table = query["table"]
+        if table in refused:
+            raise ResearchError(refused[table], "refused", {})
+        columns = [{"name": n, "type": t} for n, t in TABLES[table].items()]
+        return {"result": {"columns": columns}}
+
+    return schema
+
+
+def _check(refused: Mapping[str, str]) -> dict[str, Any]:
+    return check_profile(parse_profile(PROFILE), _schema(refused))
+
+
+def test_every_table_is_reported_with_its_status_and_what_it_blocks() -> None:
+    report = _check({"quest_template": "table_not_found", "conditions": "table_not_allowed"})
+    status = {t["table"]: t["status"] for t in report["tables"]}
+    assert status == {
+        "quest_template": "missing",
+        "game_event_creature_quest": "present",
+        "conditions": "not_allowlisted",
+    }
+    assert not report["ok"]
+    blocked = {item["user"] for item in report["blocked"]}
+    assert blocked == {"entities.quest", "relationship quest_condition"}
+    assert report["allowlist_lines"] == ["[database.allow]", 'world = [... "conditions"]']
+    text = "\n".join(warnings(report))
+    assert "table quest_template: missing (table_not_found)" in text
+
+
+def test_an_integer_key_of_text_type_is_a_type_mismatch() -> None:
+    report = _check({})
+    conditions = next(t for t in report["tables"] if t["table"] == "conditions")
+    by_column = {c["column"]: c["status"] for c in conditions["columns"]}
+    assert by_column["ConditionValue1"] == "type_mismatch"
+    assert by_column["SourceEntry"] == "present"
+    assert not report["ok"]
+
+
+def test_a_profile_that_fits_is_ok_and_has_no_warnings() -> None:
+    TABLES["conditions"]["ConditionValue1"] = "int(10) unsigned"
+    try:
+        report = _check({})
+    finally:
+        TABLES["conditions"]["ConditionValue1"] = "varchar(10)"
+    assert report["ok"] and warnings(report) == []
+
+
+def test_an_unavailable_service_is_not_a_finding() -> None:
+    def down(_query: Mapping[str, Any]) -> Mapping[str, Any]:
+        raise ResearchUnavailable("research_unavailable", "down", {})
+
+    with pytest.raises(ResearchUnavailable):
+        check_profile(parse_profile(PROFILE), down)
