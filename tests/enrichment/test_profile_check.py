@@ -107,7 +107,7 @@ def test_a_profile_that_fits_is_ok_and_has_no_warnings() -> None:
 
 def test_an_unavailable_service_is_not_a_finding() -> None:
     def down(_query: Mapping[str, Any]) -> Mapping[str, Any]:
-        raise ResearchUnavailable("research_unavailable", "down", {})
+        raise ResearchUnavailable("database", "connection_refused")
 
     with pytest.raises(ResearchUnavailable):
         check_profile(parse_profile(PROFILE), down)
