@@ -110,12 +110,11 @@ def test_what_only_code_or_only_the_schema_can_see_names_the_key(text: str, key:
     assert _refused(text).details["key"] == key
 
 
-def test_the_bundled_profile_satisfies_its_schema_and_loads_unchanged() -> None:
+def test_the_bundled_profile_satisfies_its_schema() -> None:
     document = tomllib.loads((PACKAGE / "profiles" / "vcore" / "enrichment.toml").read_text())
     assert check("enrichment-profile-v1", document) is None
     profile = vcore_profile()
-    assert profile.sha256 == "89462ae9c995c4429a51978299d19625f8daaeeeab6c8f07430f608b49fee45d"
-    assert len(profile.extract) == 7
+    assert set(profile.entities) == {"quest", "creature", "gameobject", "item", "spell"}
 
 
 def test_the_schema_is_bundled_and_lists_what_the_profile_dataclasses_hold() -> None:

@@ -1,0 +1,40 @@
+"""The bundled Vcore profile finds every entity type the way real reports name them.
+
+Public reports of this lineage link database sites (``npc=23487``,
+``quest=…``, ``item=…``, ``spell=…``, ``object=…``) or write phrases such as
+"NPC Entry ID: 123" and "spell #45"; the profile extracts each of them with
+its type, not only quests.
+"""
+
+from __future__ import annotations
+
+from viano_bug_analysis.enrichment import vcore_profile
+from viano_bug_analysis.enrichment.extract import extract_mentions
+
+REPORT = {
+    "title": "Keg toss does not count",
+    "text": (
+        "See https://db.example.invalid/?quest=91001 and ?npc=23487, ?item=91200, "
+        "?spell=91100, ?object=91020. Also NPC Entry ID: 91010 and spell #91101; "
+        "Gameobject ID 180000."
+    ),
+}
+
+
+def test_report_text_names_every_entity_type() -> None:
+    found = {(m.entity_type, m.entity_id) for m in extract_mentions(vcore_profile(), REPORT, [])}
+    assert found == {
+        ("quest", 91001),
+        ("creature", 23487),
+        ("creature", 91010),
+        ("item", 91200),
+        ("spell", 91100),
+        ("spell", 91101),
+        ("gameobject", 91020),
+        ("gameobject", 180000),
+    }
+
+
+def test_a_bare_number_without_a_type_word_is_no_mention() -> None:
+    report = {"title": "t", "text": "Happens after 91001 seconds, see log line 23487."}
+    assert extract_mentions(vcore_profile(), report, []) == []
