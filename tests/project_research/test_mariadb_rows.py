@@ -14,7 +14,7 @@ from viano_bug_analysis.project_research.mariadb_source import MariaDbSource
 pytestmark = pytest.mark.integration
 
 GENERATED = 1500  # creature_template entries 200000-201499
-HANDWRITTEN = 30  # creature_template entries 90000-90031 (90003/90004 are not creatures)
+HANDWRITTEN = 32  # entries 90000-90031 (90003/90004 are not creatures), 91010, 91011
 
 
 def rows(
@@ -95,8 +95,12 @@ def test_sample_ids_are_in_the_fixture(source: MariaDbSource) -> None:
     assert creature["rows"] == [
         {"name": "Wild Wolpertinger", "ScriptName": "npc_wild_wolpertinger"}
     ]
-    item = rows(source, "item_template", ["name", "spellid_1"], f("entry", "eq", 90003))
-    assert item["rows"] == [{"name": "Wolpertinger Net", "spellid_1": 90004}]
+    # The real world database has no item_template: an item is only its
+    # server-side extras and its script name.
+    item = rows(source, "item_template_addon", ["Id", "FlagsCu"], f("Id", "eq", 90003))
+    assert item["rows"] == [{"Id": 90003, "FlagsCu": 0}]
+    keg = rows(source, "item_script_names", ["Id", "ScriptName"], f("Id", "eq", 91200))
+    assert keg["rows"] == [{"Id": 91200, "ScriptName": "item_fixture_keg"}]
     starters = rows(source, "creature_queststarter", ["id", "quest"], f("quest", "eq", 90001))
     assert starters["rows"] == [{"id": 90000, "quest": 90001}]
     assert starters["order"] == ["id", "quest"]
@@ -288,21 +292,16 @@ def test_value_forms(source: MariaDbSource) -> None:
 
 
 def test_decimal_is_an_exact_string(source: MariaDbSource) -> None:
-    result = rows(
-        source,
-        "creature_template",
-        ["entry", "HealthModifier", "DamageModifier"],
-        f("entry", "in", [90002, 90008, 90016]),
-    )
+    # The world schema has no DECIMAL column (modifiers are floats): the
+    # awkward-types table carries them.
+    result = rows(source, "world_meta", ["id", "precise", "money"], f("id", "in", [1, 2, 4]))
     assert result["rows"] == [
-        {"entry": 90002, "HealthModifier": "0.7500", "DamageModifier": "0.5000"},
-        {"entry": 90008, "HealthModifier": "1.3333", "DamageModifier": "1.2500"},
-        {"entry": 90016, "HealthModifier": "0.0100", "DamageModifier": "0.0000"},
+        {"id": 1, "precise": "123456789012345678.123456789012", "money": "19.99"},
+        {"id": 2, "precise": "-0.000000000001", "money": "-5.00"},
+        {"id": 4, "precise": "0.000000000000", "money": "0.00"},
     ]
     # A decimal can be filtered by its exact text.
-    assert entries(
-        rows(source, "creature_template", ["entry"], f("HealthModifier", "eq", "1.3333"))
-    ) == [90008]
+    assert rows(source, "world_meta", ["id"], f("money", "eq", "-5.00"))["rows"] == [{"id": 2}]
 
 
 def test_timestamps_are_utc(source: MariaDbSource, mariadb: TestDatabase) -> None:
@@ -425,7 +424,7 @@ def test_table_without_primary_key_orders_by_all_columns(source: MariaDbSource) 
     assert result["order"] == "all_columns"
     pairs = [(row["ScriptName"], row["spell_id"]) for row in result["rows"]]
     assert pairs == sorted(pairs, key=lambda pair: (pair[0].lower(), pair[1]))
-    assert len(pairs) == 12
+    assert len(pairs) == 13
     # Paging over it is stable too.
     first = rows(source, "spell_script_names", ["ScriptName", "spell_id"], limit=5)
     second = rows(source, "spell_script_names", ["ScriptName", "spell_id"], offset=5, limit=100)
@@ -439,7 +438,7 @@ def test_count_matches_rows(source: MariaDbSource) -> None:
         "database": "cata_world",
         "table": "quest_template",
         "filters": [],
-        "count": 16,
+        "count": 17,
     }
 
 
@@ -448,11 +447,11 @@ def test_count_matches_rows(source: MariaDbSource) -> None:
 
 def test_tables(source: MariaDbSource) -> None:
     everything = source.tables(name_contains=None, database=None, offset=0, limit=100)
-    assert everything["total"] == 10 and everything["missing"] == []
+    assert everything["total"] == 11 and everything["missing"] == []
     assert [t["table"] for t in everything["tables"]] == sorted(
-        ["creature_template", "quest_template", "quest_template_addon", "item_template",
-         "creature_queststarter", "creature_questender", "smart_scripts", "spell_script_names",
-         "conditions", "world_meta"]
+        ["creature_template", "quest_template", "quest_template_addon", "item_script_names",
+         "item_template_addon", "creature_queststarter", "creature_questender", "smart_scripts",
+         "spell_script_names", "conditions", "world_meta"]
     )  # fmt: skip
     quests = source.tables(name_contains="QUEST", database="cata_world", offset=1, limit=2)
     assert quests["tables"] == [
@@ -464,16 +463,17 @@ def test_tables(source: MariaDbSource) -> None:
 
 
 def test_tables_reports_allowlisted_but_missing(mariadb: TestDatabase) -> None:
-    with mariadb.source(allow={"cata_world": ["creature_template", "gameobject_template"]}) as src:
+    # item_template: an operator's allowlist from an older schema era.
+    with mariadb.source(allow={"cata_world": ["creature_template", "item_template"]}) as src:
         result = src.tables(name_contains=None, database=None, offset=0, limit=10)
         assert result["tables"] == [{"database": "cata_world", "table": "creature_template"}]
-        assert result["missing"] == [{"database": "cata_world", "table": "gameobject_template"}]
+        assert result["missing"] == [{"database": "cata_world", "table": "item_template"}]
         with pytest.raises(ResearchError) as info:
-            src.schema(database=None, table="gameobject_template")
+            src.schema(database=None, table="item_template")
         assert info.value.code == "table_not_found"
 
 
-def test_schema(source: MariaDbSource) -> None:
+def test_schema(source: MariaDbSource, mariadb: TestDatabase) -> None:
     schema = source.schema(database=None, table="creature_template")
     assert schema["database"] == "cata_world" and schema["primary_key"] == ["entry"]
     columns = {column["name"]: column for column in schema["columns"]}
@@ -487,13 +487,15 @@ def test_schema(source: MariaDbSource) -> None:
         "ordinal": 1,
     }
     assert columns["subname"]["nullable"] is True and columns["subname"]["default"] == "NULL"
-    assert columns["HealthModifier"]["type"] == "decimal(10,4)"
-    assert columns["name"]["key"] == "MUL"
+    assert columns["HealthModifier"]["type"] == "float"
     assert [c["ordinal"] for c in schema["columns"]] == list(range(1, len(schema["columns"]) + 1))
-    assert {"name": "idx_name", "unique": False, "columns": ["name"]} in schema["indexes"]
+    with mariadb.source(allow={"cata_world": ["gameobject_template"]}) as objects:
+        gameobject = objects.schema(database=None, table="gameobject_template")
+    assert {c["name"]: c for c in gameobject["columns"]}["name"]["key"] == "MUL"
+    assert {"name": "idx_name", "unique": False, "columns": ["name"]} in gameobject["indexes"]
     meta = {
         c["name"]: c["type"]
-        for c in source.schema(database="cata_world", table="world_meta")["columns"]
+        for c in source.schema(database="vba_fixture_types", table="world_meta")["columns"]
     }
     assert meta["imported_at"] == "datetime(6)" and meta["flags"] == "bit(10)"
     assert meta["state"] == "enum('draft','live','retired')"

@@ -750,6 +750,7 @@ password_env = "VBA_IT_DB_PASSWORD"
 snapshot_id = "cata_world@fixture"
 [database.allow]
 cata_world = ["creature_template", "quest_template"]
+vba_fixture_types = ["world_meta"]
 """,
     )
     with ProjectResearch(config) as research:
@@ -767,14 +768,19 @@ cata_world = ["creature_template", "quest_template"]
             {"kind": "database.count", "table": "creature_template", "filters": EXAMPLE["filters"]}
         )
         assert count["result"]["count"] == len(names)
+        # The world schema has no DECIMAL column; the awkward-types table has.
         decimals = research.query(
-            field(
-                EXAMPLE,
-                columns=["entry", "HealthModifier"],
-                filters=[{"column": "entry", "operator": "eq", "value": 90002}],
-            )
+            {
+                "kind": "database.rows",
+                "database": "vba_fixture_types",
+                "table": "world_meta",
+                "columns": ["id", "money"],
+                "filters": [{"column": "id", "operator": "eq", "value": 1}],
+                "offset": 0,
+                "limit": 10,
+            }
         )
-        assert decimals["result"]["rows"] == [{"entry": 90002, "HealthModifier": "0.7500"}]
+        assert decimals["result"]["rows"] == [{"id": 1, "money": "19.99"}]
         for query in (
             {"kind": "database.schema", "table": "creature_template"},
             {"kind": "database.tables", "offset": 0, "limit": 10},
