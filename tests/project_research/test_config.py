@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -53,8 +54,18 @@ def rejected(tmp_path: Path, text: str) -> ResearchError:
 def test_the_example_config_loads() -> None:
     config = load_config(REPO / "config" / "project.example.toml")
     assert config.source is not None and config.database is not None
-    assert config.database.allow["cata_world"][0] == "creature_template"
     assert config.limits == Limits()
+
+
+def test_the_example_allowlist_names_only_tables_of_the_real_world_schema() -> None:
+    # An operator copies this list: a table the real TrinityCore 4.3.4 world
+    # database does not have (item_template) would be refused as missing there.
+    config = load_config(REPO / "config" / "project.example.toml")
+    assert config.database is not None
+    real = json.loads((REPO / "tests/fixtures/trinitycore-434-world-columns.json").read_text())
+    allowed = set(config.database.allow["cata_world"])
+    assert allowed <= set(real["tables"])
+    assert {"quest_template", "game_event_creature_quest", "item_script_names"} <= allowed
 
 
 def test_full_config(tmp_path: Path) -> None:
