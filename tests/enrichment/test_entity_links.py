@@ -144,3 +144,24 @@ def test_no_two_facts_are_identical() -> None:
     facts, _ = _run([_mention("quest", 5), _mention("quest", 5)], {"quest_template": "x"})
     bodies = [orjson.dumps({k: v for k, v in f.items() if k != "fact_id"}) for f in facts]
     assert len(bodies) == len(set(bodies))
+
+
+def test_an_id_reached_through_a_row_starts_its_entity_links_too() -> None:
+    # spell 9 links spell 10; the hop names entity_type spell, so spell 10's own
+    # links (spell_linked_spell keyed by 10) are asked as well.
+    hop = b"""
+[[relationships]]
+relation = "linked_effect"
+from_table = "spell_linked_spell"
+from_column = "spell_effect"
+from_id_column = "spell_trigger"
+entity_type = "spell"
+table = "spell_script_names"
+column = "spell_id"
+columns = ["spell_id", "ScriptName"]
+"""
+    research = FakeResearch({})
+    profile = parse_profile(PROFILE + hop)
+    Enricher(profile, research, capture_path=lambda s: s).run([_mention("spell", 9)])
+    asked = [(q["table"], q["filters"][0]["value"]) for q in research.asked]
+    assert ("spell_linked_spell", 10) in asked

@@ -424,7 +424,9 @@ class Enricher:
         self._relationships += 1
         next_work.origins.append(origin)
         self._enqueue(next_work)
-        if rel.table is None and rel.source is None and rel.entity_type is not None:
+        # A relationship that names the entity type it reaches also reaches that
+        # entity's own links, whatever table it asked itself.
+        if rel.source is None and rel.entity_type is not None:
             self._entity_links(rel.entity_type, value, depth, origin.capture_sha256, origin.pointer)
 
     def _relationship_work(self, rel: Relationship, value: Any, depth: int) -> _Work | None:

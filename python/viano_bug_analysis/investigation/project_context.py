@@ -95,7 +95,9 @@ def _prompt_view(fact: Mapping[str, Any]) -> dict[str, Any]:
         view["from"] = {
             k: v for k, v in fact["from"].items() if k not in {"capture_sha256", "capture_path"}
         }
-        view["from"]["source"] = _reference(fact["from"])
+        # A relationship keyed by a mentioned entity ID has no row to cite.
+        if "capture_sha256" in fact["from"]:
+            view["from"]["source"] = _reference(fact["from"])
     if "to" in fact:
         view["to"] = {
             k: v

@@ -15,6 +15,8 @@ import pytest
 
 from tests.project_research.conftest import TestDatabase, mariadb
 from tests.project_research.git_fixtures import git
+from viano_bug_analysis.enrichment import vcore_profile
+from viano_bug_analysis.enrichment.profile_check import needs
 from viano_bug_analysis.project_research import Capture, ProjectResearch, load_config
 
 SAMPLE_SOURCES = Path(__file__).parents[3] / "samples" / "bug-20" / "wowsrc"
@@ -63,24 +65,18 @@ def source_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 def write_config(
-    directory: Path, db: TestDatabase, repo: Path, commit: str, *, port: int | None = None
+    directory: Path,
+    db: TestDatabase,
+    repo: Path,
+    commit: str,
+    *,
+    port: int | None = None,
+    database: str = "cata_world",
 ) -> Path:
+    """A ProjectResearch config allowlisting every table the Vcore profile reads in ``database``."""
     password_file = directory / "reader.local.txt"
     password_file.write_text(db.password + "\n")
-    tables = ", ".join(
-        f'"{t}"'
-        for t in (
-            "creature_template",
-            "quest_template",
-            "quest_template_addon",
-            "item_template",
-            "creature_queststarter",
-            "creature_questender",
-            "smart_scripts",
-            "spell_script_names",
-            "conditions",
-        )
-    )
+    tables = ", ".join(f'"{t}"' for t in needs(vcore_profile()))
     config = directory / "research.toml"
     config.write_text(
         f"""[source]
@@ -94,7 +90,7 @@ user = "{db.user}"
 password_file = "reader.local.txt"
 snapshot_id = "cata_world@fixture"
 [database.allow]
-cata_world = [{tables}]
+{database} = [{tables}]
 [limits]
 connect_seconds = 2
 """

@@ -42,7 +42,9 @@ def test_build_shows_progress_and_a_readable_summary(
     assert "query 1: creature 90002" in done.stderr  # progress, one line per step when piped
     assert "revision 1 built" in done.stdout
     assert 'quest 90001: "Catch the Wolpertinger"' in done.stdout
-    assert 'item 90003: "Wolpertinger Net"' in done.stdout
+    assert "quest_start_item: quest_template ID=90001 StartItem=90003 -> item_script_names" in (
+        done.stdout
+    )
     assert "none in this table: smart_scripts" in done.stdout
     again = vba(
         "case", "build", spec, tmp_path / "pkg", "--project-config", research_setup.config_path
@@ -79,10 +81,11 @@ def test_the_vcore_profile_is_generic() -> None:
         Path(__file__).parents[3] / "python/viano_bug_analysis/profiles/vcore/enrichment.toml"
     ).read_text()
     assert "9000" not in text and "Wolpertinger" not in text
-    smart = next(r for r in profile.relationships if r.table == "smart_scripts")
+    smart = next(r for r in profile.relationships if r.relation == "creature_smart_scripts")
     assert [(f.column, f.operator, f.value) for f in smart.filters] == [("source_type", "eq", 0)]
     assert {r.relation for r in profile.relationships if r.source == "source.symbol"} == {
         "creature_script_name",
+        "gameobject_script_name",
         "item_script_name",
         "spell_script_name",
     }

@@ -57,6 +57,7 @@ def test_fixture_case_facts_with_provenance(
     assert mentions == {
         ("quest", 90001): {"source_ref": "diag-001", "line": 2},
         ("creature", 90002): {"source_ref": "diag-001", "line": 3},
+        ("spell", 90004): {"source_ref": "diag-001", "line": 3},
     }
 
     # The quest title, read from its name column, with a pointer to the value.
@@ -66,7 +67,12 @@ def test_fixture_case_facts_with_provenance(
     assert captured(package, quest["provenance"]) == 90001
 
     # Quest texts are separate description facts; the row keeps only a reference.
-    texts = {f["source_column"]: f for f in of_kind(facts, "project_description")}
+    # (quest 90001's own row: the chain also reaches quest 90000 and its texts)
+    texts = {
+        f["source_column"]: f
+        for f in of_kind(facts, "project_description")
+        if f["provenance"]["capture_sha256"] == quest["provenance"]["capture_sha256"]
+    }
     log = texts["LogDescription"]
     assert log["role"] == "quest_objective_text" and "Brewfest" in log["text"]
     assert captured(package, log["provenance"]) == log["text"]
@@ -77,17 +83,24 @@ def test_fixture_case_facts_with_provenance(
         "text_ref": texts["QuestDescription"]["fact_id"]
     }
 
-    # The start item (a net), followed from the StartItem column.
+    # The start item (a net), followed from the StartItem column. The real world
+    # DB has no item_template: the item is reached through its script-name and
+    # addon tables, and has no name fact.
     start = next(
         f for f in of_kind(facts, "project_relationship") if f["relation"] == "quest_start_item"
     )
     assert start["from"]["value"] == 90003 and start["to"]["entity_type"] == "item"
+    assert start["to"]["table"] == "item_script_names"
     assert captured(package, start["from"]) == 90003
-    assert entities[("item", 90003)]["name"] == "Wolpertinger Net"
+    assert ("item", 90003) not in entities
+    addon = next(f for f in of_kind(facts, "project_rows") if f["table"] == "item_template_addon")
+    assert captured(package, addon["provenance"])[0]["Id"] == 90003
 
     # The quest starter NPC, through creature_queststarter.
     starter = next(
-        f for f in of_kind(facts, "project_relationship") if f["relation"] == "quest_starter"
+        f
+        for f in of_kind(facts, "project_relationship")
+        if f["relation"] == "quest_creature_starter"
     )
     assert starter["from"]["table"] == "creature_queststarter" and starter["to"]["value"] == 90000
     assert entities[("creature", 90000)]["name"] == "Wendelin Jäger"
@@ -166,17 +179,19 @@ def test_a_bare_numeric_id_is_never_a_name(
 def test_empty_item_script_result_is_none_in_this_table(
     tmp_path: Path, counting: CountingResearch, research_setup: ResearchSetup
 ) -> None:
-    # Item 90022 casts spell 483, which has no spell_script_names row.
-    built = build(tmp_path, counting, research_setup, metadata={"item_entry": 90022})
-    item = next(f for f in of_kind(built.facts, "project_entity") if f["entity_id"] == 90022)
-    assert item["name"] == "Pattern: Glade Net"  # the item is there ...
+    # Item 90003 has an item_template_addon row but no item_script_names row.
+    built = build(tmp_path, counting, research_setup, metadata={"item_entry": 90003})
+    addon = next(
+        f for f in of_kind(built.facts, "project_rows") if f["table"] == "item_template_addon"
+    )
+    assert addon["rows"][0]["Id"] == 90003  # the item is there ...
     empty = next(
         f
         for f in of_kind(built.facts, "project_empty_result")
-        if f.get("table") == "spell_script_names"
+        if f.get("table") == "item_script_names" and f["filters"][0]["value"] == 90003
     )
     # ... and the empty result speaks about that table only.
-    assert empty["filters"][0] == {"column": "spell_id", "operator": "eq", "value": 483}
+    assert empty["filters"][0] == {"column": "Id", "operator": "eq", "value": 90003}
     assert "none in this table" in empty["statement"]
     assert "not proof that the entity is missing" in empty["statement"]
 

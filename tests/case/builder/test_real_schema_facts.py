@@ -1,0 +1,151 @@
+"""A seasonal-quest case against the fixture world DB on the real TrinityCore 4.3.4 schema.
+
+The report names quest 91001 (its givers exist only in the game-event
+tables), spell 91100 (a condition, a linked spell, a script name) and item
+91200 (only in item_script_names). The build must reach each of them, with
+pointers that resolve to the real values in the captures, and still reach the
+link tables when ``quest_template`` is absent (cata_world_noquest).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.case.builder.conftest import (
+    CountingResearch,
+    case_spec,
+    resolve_pointer,
+    write_config,
+)
+from tests.project_research.conftest import TestDatabase
+from viano_bug_analysis.case.builder import BuildResult, CaseBuilder
+from viano_bug_analysis.cli import main
+from viano_bug_analysis.enrichment import parse_profile, research_origin
+from viano_bug_analysis.enrichment.profile import EnrichmentProfile
+from viano_bug_analysis.exit_codes import ExitCode
+from viano_bug_analysis.project_research import ProjectResearch, load_config
+
+PROFILE = Path(__file__).parents[3] / "python/viano_bug_analysis/profiles/vcore/enrichment.toml"
+TEXT = (
+    "Keg Run of the Fixture Fair (https://db.example.invalid/?quest=91001): throwing the keg "
+    "(?spell=91100) with ?item=91200 in the bags does nothing."
+)
+
+
+def _profile(database: str) -> EnrichmentProfile:
+    text = PROFILE.read_text().replace('database = "cata_world"', f'database = "{database}"')
+    return parse_profile(text.encode())
+
+
+def _config(tmp_path: Path, db: TestDatabase, repo: tuple[Path, str], database: str) -> Path:
+    directory = tmp_path / f"config-{database}"
+    directory.mkdir()
+    return write_config(directory, db, repo[0], repo[1], database=database)
+
+
+def _build(tmp_path: Path, config: Path, database: str) -> tuple[BuildResult, CountingResearch]:
+    profile = _profile(database)
+    with ProjectResearch(load_config(config)) as inner:
+        research = CountingResearch(inner)
+        built = CaseBuilder(
+            case_spec(tmp_path / "inputs", text=TEXT),
+            tmp_path / "package",
+            profile=profile,
+            project_research=research,
+            research_origin=research_origin(load_config(config)),
+        ).build()
+    return built, research
+
+
+def _rows(facts: list[dict[str, Any]], table: str) -> list[dict[str, Any]]:
+    return [f for f in facts if f["kind"] == "project_rows" and f["table"] == table]
+
+
+def _resolved_rows(package: Path, fact: dict[str, Any]) -> Any:
+    provenance = fact["provenance"]
+    document = orjson.loads((package / provenance["capture_path"]).read_bytes())
+    return resolve_pointer(document, provenance["pointer"])
+
+
+def _expect_link_facts(package: Path, facts: list[dict[str, Any]]) -> None:
+    expected: dict[str, dict[str, Any]] = {
+        "game_event_creature_quest": {"eventEntry": 24, "id": 91010, "quest": 91001},
+        "game_event_gameobject_quest": {"eventEntry": 24, "id": 91020, "quest": 91001},
+        "spell_linked_spell": {"spell_trigger": 91100, "spell_effect": 91101, "type": 0},
+        "spell_script_names": {"spell_id": 91100, "ScriptName": "spell_fixture_keg_toss"},
+        "item_script_names": {"Id": 91200, "ScriptName": "item_fixture_keg"},
+    }
+    for table, row in expected.items():
+        found = _rows(facts, table)
+        assert found, table
+        real = [r for fact in found for r in _resolved_rows(package, fact)]
+        assert any(all(r.get(k) == v for k, v in row.items()) for r in real), (table, real)
+    conditions = [r for fact in _rows(facts, "conditions") for r in _resolved_rows(package, fact)]
+    assert any(
+        (c["SourceTypeOrReferenceId"], c["SourceEntry"], c["ConditionTypeOrReference"])
+        == (17, 91100, 9)
+        and c["ConditionValue1"] == 91001
+        for c in conditions
+    )
+    entities = {(f["entity_type"], f["entity_id"]) for f in facts if f["kind"] == "project_entity"}
+    assert {("creature", 91010), ("gameobject", 91020)} <= entities
+
+
+def test_the_seasonal_quest_case_reaches_givers_conditions_links_and_scripts(
+    tmp_path: Path, mariadb: TestDatabase, source_repo: tuple[Path, str]
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, "cata_world")
+    built, _ = _build(tmp_path, config, "cata_world")
+    _expect_link_facts(tmp_path / "package", built.facts)
+    entities = {
+        (f["entity_type"], f["entity_id"]) for f in built.facts if f["kind"] == "project_entity"
+    }
+    assert ("quest", 91001) in entities
+    assert not [f for f in built.facts if f.get("reason") == "query_refused"]
+
+
+def test_without_quest_template_the_links_stay_and_one_fact_names_the_table(
+    tmp_path: Path, mariadb: TestDatabase, source_repo: tuple[Path, str]
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, "cata_world_noquest")
+    built, _ = _build(tmp_path, config, "cata_world_noquest")
+    _expect_link_facts(tmp_path / "package", built.facts)
+    refused = [f for f in built.facts if f.get("reason") == "query_refused"]
+    assert [(f["table"], f["code"]) for f in refused] == [("quest_template", "table_not_found")]
+
+
+def test_a_second_build_asks_nothing_and_adds_no_revision(
+    tmp_path: Path, mariadb: TestDatabase, source_repo: tuple[Path, str]
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, "cata_world_noquest")
+    first, _ = _build(tmp_path, config, "cata_world_noquest")
+    again, research = _build(tmp_path, config, "cata_world_noquest")
+    assert not again.new_revision and research.asked == []
+    assert again.facts == first.facts
+
+
+@pytest.mark.parametrize(("database", "exit_code"), [("cata_world", 0), ("cata_world_noquest", 8)])
+def test_profile_check_exits_by_what_the_database_offers(
+    tmp_path: Path,
+    mariadb: TestDatabase,
+    source_repo: tuple[Path, str],
+    capsys: pytest.CaptureFixture[str],
+    database: str,
+    exit_code: int,
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, database)
+    profile = tmp_path / "enrichment.toml"
+    profile.write_text(
+        PROFILE.read_text().replace('database = "cata_world"', f'database = "{database}"')
+    )
+    code = main(
+        ["profile", "check", "--project-config", str(config), "--profile", str(profile), "--json"]
+    )
+    assert code == exit_code == (ExitCode.OK if database == "cata_world" else ExitCode.PROFILE_GAPS)
+    report = orjson.loads(capsys.readouterr().out)
+    missing = [t["table"] for t in report["tables"] if t["status"] != "present"]
+    assert missing == ([] if database == "cata_world" else ["quest_template"])
