@@ -165,3 +165,11 @@ columns = ["spell_id", "ScriptName"]
     Enricher(profile, research, capture_path=lambda s: s).run([_mention("spell", 9)])
     asked = [(q["table"], q["filters"][0]["value"]) for q in research.asked]
     assert ("spell_linked_spell", 10) in asked
+
+
+def test_every_coverage_line_of_the_summary_names_its_table() -> None:
+    research = FakeResearch({})
+    profile = parse_profile(PROFILE + b"\n[limits]\nmax_queries = 1\n")
+    facts = Enricher(profile, research, capture_path=lambda s: s).run([_mention("quest", 5)]).facts
+    lines = [line for line in summarize(facts) if "coverage: max_queries" in line]
+    assert lines and all("creature_queststarter" in line for line in lines)

@@ -55,16 +55,37 @@ def _line(fact: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> st
         if "table" in fact:
             return f"none in this table: {fact['table']} where {_filters(fact['filters'])}"
         return f"no source line names symbol {fact['symbol']}"
-    if kind == "project_context_coverage" and fact["reason"] == "query_refused":
-        where = fact.get("table") or fact.get("source")
-        return (
-            f"coverage: query_refused {fact['code']}: {where} "
-            f"({fact['count']} quer{'y' if fact['count'] == 1 else 'ies'})"
-        )
     if kind == "project_context_coverage":
-        detail = fact.get("relation") or fact.get("table") or fact.get("purpose", {}).get("kind")
-        return f"coverage: {fact['reason']} ({detail})"
+        return "coverage: " + _coverage(fact)
     return None
+
+
+def _coverage(fact: Mapping[str, Any]) -> str:
+    """Reason, code, the table (or symbol, or relation) it concerns, and how many."""
+    line = fact["reason"]
+    if fact.get("code"):
+        line += f" {fact['code']}"
+    query = fact.get("query", {})
+    target = (
+        fact.get("table")
+        or query.get("table")
+        or (f"symbol {fact['symbol']}" if "symbol" in fact else None)
+        or (f"symbol {query['symbol']}" if "symbol" in query else None)
+        or fact.get("source")
+    )
+    relation = fact.get("relation") or fact.get("purpose", {}).get("relation")
+    line += ": " + ", ".join(str(part) for part in (target, relation) if part)
+    if "count" in fact:
+        noun = "quer" if fact["reason"] == "query_refused" else "value"
+        plural = (
+            ("y" if fact["count"] == 1 else "ies")
+            if noun == "quer"
+            else ("" if fact["count"] == 1 else "s")
+        )
+        line += f" ({fact['count']} {noun}{plural})"
+    elif "returned" in fact:
+        line += f" ({fact['returned']} returned)"
+    return line
 
 
 def _filters(filters: Iterable[Mapping[str, Any]]) -> str:
