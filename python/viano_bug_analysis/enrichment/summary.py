@@ -62,7 +62,7 @@ def _line(fact: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> st
 
 def _coverage(fact: Mapping[str, Any]) -> str:
     """Reason, code, the table (or symbol, or relation) it concerns, and how many."""
-    line = fact["reason"]
+    line = str(fact["reason"])
     if fact.get("code"):
         line += f" {fact['code']}"
     query = fact.get("query", {})
@@ -76,13 +76,11 @@ def _coverage(fact: Mapping[str, Any]) -> str:
     relation = fact.get("relation") or fact.get("purpose", {}).get("relation")
     line += ": " + ", ".join(str(part) for part in (target, relation) if part)
     if "count" in fact:
-        noun = "quer" if fact["reason"] == "query_refused" else "value"
-        plural = (
-            ("y" if fact["count"] == 1 else "ies")
-            if noun == "quer"
-            else ("" if fact["count"] == 1 else "s")
-        )
-        line += f" ({fact['count']} {noun}{plural})"
+        one = fact["count"] == 1
+        if fact["reason"] == "query_refused":
+            line += f" ({fact['count']} quer{'y' if one else 'ies'})"
+        else:
+            line += f" ({fact['count']} value{'' if one else 's'})"
     elif "returned" in fact:
         line += f" ({fact['returned']} returned)"
     return line
