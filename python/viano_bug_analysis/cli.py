@@ -200,7 +200,7 @@ def _cmd_case_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_profile_check(args: argparse.Namespace) -> int:
-    from viano_bug_analysis.enrichment.profile_check import run_profile_check
+    from viano_bug_analysis.case.build_command import run_profile_check
 
     return run_profile_check(args)
 

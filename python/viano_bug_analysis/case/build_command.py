@@ -1,4 +1,8 @@
-"""``vba case build``: progress on stderr while enrichment runs, a summary on stdout."""
+"""``vba case build``: progress on stderr while enrichment runs, a summary on stdout.
+
+Also ``vba profile check``, which wires the same profile and ProjectResearch
+to the check whose warnings the build prints at its start.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import orjson
 
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.enrichment import research_origin, summarize
-from viano_bug_analysis.enrichment.profile_check import check_profile, warnings
+from viano_bug_analysis.enrichment.profile_check import check_profile, lines, warnings
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
@@ -87,3 +91,22 @@ def run_build(args: argparse.Namespace) -> int:
     for fact_line in summarize(built.facts):
         print("  " + fact_line)
     return ExitCode.OK
+
+
+def run_profile_check(args: argparse.Namespace) -> int:
+    """``vba profile check``: exit 0 when the profile fits, PROFILE_GAPS when it does not."""
+    try:
+        profile = load_profile(args.profile).enrichment
+        if profile is None:
+            print("the profile has no enrichment rules: nothing to check")
+            return ExitCode.OK
+        with ProjectResearch(load_config(args.project_config)) as research:
+            result = check_profile(profile, research.query)
+    except VbaError as err:
+        return report(err)
+    if args.json:
+        sys.stdout.write(orjson.dumps(result).decode() + "\n")
+    else:
+        for line in lines(result):
+            print(line)
+    return ExitCode.OK if result["ok"] else ExitCode.PROFILE_GAPS

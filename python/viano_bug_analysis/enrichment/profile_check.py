@@ -173,31 +173,3 @@ def _names(tables: Iterable[str]) -> str:
 
 
 __all__ = ["check_profile", "lines", "needs", "warnings"]
-
-
-def run_profile_check(args: Any) -> int:
-    """``vba profile check``: exit 0 when the profile fits, PROFILE_GAPS when it does not."""
-    import sys
-
-    import orjson
-
-    from viano_bug_analysis.errors import VbaError
-    from viano_bug_analysis.exit_codes import ExitCode, report
-    from viano_bug_analysis.profiles import load_profile
-    from viano_bug_analysis.project_research import ProjectResearch, load_config
-
-    try:
-        profile = load_profile(args.profile).enrichment
-        if profile is None:
-            print("the profile has no enrichment rules: nothing to check")
-            return ExitCode.OK
-        with ProjectResearch(load_config(args.project_config)) as research:
-            result = check_profile(profile, research.query)
-    except VbaError as err:
-        return report(err)
-    if args.json:
-        sys.stdout.write(orjson.dumps(result).decode() + "\n")
-    else:
-        for line in lines(result):
-            print(line)
-    return ExitCode.OK if result["ok"] else ExitCode.PROFILE_GAPS
