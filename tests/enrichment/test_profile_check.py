@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from viano_bug_analysis.enrichment import parse_profile
-from viano_bug_analysis.enrichment.profile_check import check_profile, warnings
+from viano_bug_analysis.enrichment.profile_check import check_profile, resolved_columns, warnings
 from viano_bug_analysis.errors import ResearchError, ResearchUnavailable
 
 PROFILE = b"""
@@ -111,3 +111,37 @@ def test_an_unavailable_service_is_not_a_finding() -> None:
 
     with pytest.raises(ResearchUnavailable):
         check_profile(parse_profile(PROFILE), down)
+
+
+ERA = b"""
+[column_alternatives]
+"quest_template.ID" = ["entry"]
+"quest_template.LogTitle" = ["Title"]
+"""
+
+
+def test_a_column_of_another_schema_era_resolves_to_its_alternative_once() -> None:
+    profile = parse_profile(PROFILE + ERA)
+    TABLES["old_quest_template"] = {"entry": "int(10) unsigned", "Title": "text"}
+
+    def schema(query: Mapping[str, Any]) -> Mapping[str, Any]:
+        table = "old_quest_template" if query["table"] == "quest_template" else query["table"]
+        columns = [{"name": n, "type": t} for n, t in TABLES[table].items()]
+        return {"result": {"columns": columns}}
+
+    try:
+        report = check_profile(profile, schema)
+    finally:
+        del TABLES["old_quest_template"]
+    quest = next(t for t in report["tables"] if t["table"] == "quest_template")
+    assert quest["status"] == "present"
+    assert resolved_columns(report) == {
+        ("quest_template", "ID"): "entry",
+        ("quest_template", "LogTitle"): "Title",
+    }
+    lookup = profile.with_columns(resolved_columns(report)).entities["quest"]
+    assert (lookup.column, lookup.columns, lookup.name_column) == (
+        "entry",
+        ("entry", "Title"),
+        "Title",
+    )

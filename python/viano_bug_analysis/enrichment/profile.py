@@ -10,6 +10,7 @@ docs/case-enrichment.md.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
@@ -126,9 +127,54 @@ class EnrichmentProfile:
     relationships: tuple[Relationship, ...]
     ignore_values: tuple[Scalar, ...]
     sha256: str  # of the profile file's bytes: a resumed build must use the same profile
+    # (table, column) -> the names that column has in other schema eras
+    column_alternatives: Mapping[tuple[str, str], tuple[str, ...]] = dataclasses.field(
+        default_factory=dict
+    )
 
     def text_columns(self, table: str) -> dict[str, TextColumn]:
         return {text.column: text for text in self.texts if text.table == table}
+
+    def with_columns(self, chosen: Mapping[tuple[str, str], str]) -> EnrichmentProfile:
+        """The profile with each (table, column) of ``chosen`` renamed, everywhere it is used.
+
+        ``chosen`` comes from the live schema (``profile_check.resolved_columns``);
+        the file and its sha256 stay the same, so the same database resolves
+        the same way on a resumed build.
+        """
+        if not chosen:
+            return self
+
+        def name(table: str | None, column: str | None) -> Any:
+            return chosen.get((table, column), column) if table and column else column
+
+        entities = {
+            key: dataclasses.replace(
+                e,
+                column=name(e.table, e.column),
+                columns=tuple(name(e.table, c) for c in e.columns),
+                name_column=name(e.table, e.name_column),
+            )
+            for key, e in self.entities.items()
+        }
+        relationships = tuple(
+            dataclasses.replace(
+                r,
+                from_column=name(r.from_table, r.from_column),
+                from_id_column=name(r.from_table, r.from_id_column),
+                when_column=name(r.from_table, r.when_column),
+                column=name(r.table, r.column),
+                columns=tuple(name(r.table, c) for c in r.columns),
+                filters=tuple(
+                    dataclasses.replace(f, column=name(r.table, f.column)) for f in r.filters
+                ),
+            )
+            for r in self.relationships
+        )
+        texts = tuple(dataclasses.replace(t, column=name(t.table, t.column)) for t in self.texts)
+        return dataclasses.replace(
+            self, entities=entities, relationships=relationships, texts=texts
+        )
 
 
 DEFAULT_IGNORE: tuple[Scalar, ...] = (None, "", 0)
@@ -199,6 +245,10 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
         ),
         ignore_values=ignore,
         sha256=sha256_hex(data),
+        column_alternatives={
+            tuple(key.split(".", 1)): tuple(names)
+            for key, names in document.get("column_alternatives", {}).items()
+        },
     )
 
 

@@ -105,12 +105,22 @@ def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
         types = {c["name"]: str(c["type"]) for c in answer["result"]["columns"]}
         columns = []
         for column, users in sorted(need.columns.items()):
+            # The name as written, else the first alternative this table has.
+            names = (column, *profile.column_alternatives.get((table, column), ()))
+            live = next((n for n in names if n in types), None)
             status = PRESENT
-            if column not in types:
+            if live is None:
                 status = MISSING
-            elif column in need.integer and not types[column].startswith(INTEGER_TYPES):
+            elif column in need.integer and not types[live].startswith(INTEGER_TYPES):
                 status = TYPE_MISMATCH
-            columns.append({"column": column, "status": status, "type": types.get(column)})
+            item: dict[str, Any] = {
+                "column": column,
+                "status": status,
+                "type": types.get(live or ""),
+            }
+            if live is not None and live != column:
+                item["as"] = live
+            columns.append(item)
             if status != PRESENT:
                 for user in users:
                     blocked.setdefault(user, []).append(f"{table}.{column}: {status}")
@@ -127,6 +137,16 @@ def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
         "tables": report_tables,
         "blocked": [{"user": user, "because": why} for user, why in sorted(blocked.items())],
         "allowlist_lines": allow_lines,
+    }
+
+
+def resolved_columns(report: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """(table, column) -> the alternative name the live table uses, from a check report."""
+    return {
+        (table["table"], column["column"]): column["as"]
+        for table in report["tables"]
+        for column in table.get("columns", [])
+        if "as" in column
     }
 
 
@@ -155,7 +175,8 @@ def lines(report: Mapping[str, Any]) -> list[str]:
     for table in report["tables"]:
         out.append(f"table {table['table']}: {table['status']}")
         for column in table.get("columns", []):
-            out.append(f"  {column['column']}: {column['status']} ({column['type']})")
+            alias = f" as {column['as']}" if "as" in column else ""
+            out.append(f"  {column['column']}: {column['status']}{alias} ({column['type']})")
     problems = warnings(report)
     out.extend(problems)
     out.append("everything the profile uses is there" if report["ok"] else "profile incomplete")
@@ -172,4 +193,4 @@ def _names(tables: Iterable[str]) -> str:
     return ", ".join(f'"{t}"' for t in tables)
 
 
-__all__ = ["check_profile", "lines", "needs", "warnings"]
+__all__ = ["check_profile", "lines", "needs", "resolved_columns", "warnings"]
