@@ -50,7 +50,12 @@ from viano_bug_analysis.case.package import (
 )
 from viano_bug_analysis.durable import PackageLayout, create_package_root, relative
 from viano_bug_analysis.enrichment.engine import Enricher
-from viano_bug_analysis.enrichment.extract import MemberLines, Mention, extract_mentions
+from viano_bug_analysis.enrichment.extract import (
+    MemberLines,
+    Mention,
+    extract_mentions,
+    extract_names,
+)
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError
@@ -287,7 +292,7 @@ class CaseBuilder:
             capture_path=lambda sha: f"{captures_rel}/{sha}.json",
             progress=self._progress,
         )
-        run = enricher.run(mentions)
+        run = enricher.run(mentions, extract_names(self._profile, case["report"]))
         journal.finished_cleanly()
         index = {
             "format": INDEX_FORMAT,

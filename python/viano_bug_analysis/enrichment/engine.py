@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from viano_bug_analysis.enrichment.extract import Mention
+from viano_bug_analysis.enrichment.extract import Mention, NameMention
 from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.enrichment.profile import (
     EnrichmentProfile,
@@ -107,7 +107,7 @@ class Enricher:
 
     # -- public -------------------------------------------------------------------------
 
-    def run(self, mentions: Sequence[Mention]) -> EnrichmentRun:
+    def run(self, mentions: Sequence[Mention], names: Sequence[NameMention] = ()) -> EnrichmentRun:
         for mention in mentions:
             self._fact(
                 "case_mention",
@@ -136,6 +136,23 @@ class Enricher:
                     )
                 )
             self._entity_links(entity_type, entity_id, 0, None, None)
+        for named in names:
+            for entity_type in named.entity_types:
+                lookup = self._profile.entities[entity_type]
+                assert lookup.table is not None and lookup.name_column is not None
+                query = self._rows_query(
+                    lookup.table, (lookup.column, lookup.name_column), lookup.name_column, "", ()
+                )
+                query["filters"] = [
+                    {"column": lookup.name_column, "operator": "contains", "value": named.name}
+                ]
+                purpose = {
+                    "kind": "name_lookup",
+                    "entity_type": entity_type,
+                    "name": named.name,
+                    "where": dict(named.where),
+                }
+                self._enqueue(_Work(0, query, lookup.table, lookup, purpose))
         while self._queue:
             work = self._queue.popleft()
             key = _key(work.query)
@@ -282,11 +299,41 @@ class Enricher:
                 )
                 # The rows fact keeps a reference, not a second copy of the text.
                 shown_rows[index][column] = {"text_ref": text_fact}
-            if work.lookup is not None and work.lookup.table == work.table:
+            if work.purpose["kind"] == "name_lookup":
+                assert work.lookup is not None
+                self._name_match(work, row, capture, index)
+            elif work.lookup is not None and work.lookup.table == work.table:
                 self._entity_fact(work.lookup, row, capture, index)
-        for index, row in enumerate(rows):
-            self._follow(work, row, capture, index)
+        # A row found by name is a candidate: nothing is followed from it.
+        if work.purpose["kind"] != "name_lookup":
+            for index, row in enumerate(rows):
+                self._follow(work, row, capture, index)
         return rows_fact
+
+    def _name_match(
+        self, work: _Work, row: Mapping[str, Any], capture: Capture, index: int
+    ) -> None:
+        lookup = work.lookup
+        assert lookup is not None and lookup.name_column is not None
+        name = row.get(lookup.name_column)
+        wanted = str(work.purpose["name"])
+        exact = isinstance(name, str) and name.casefold() == wanted.casefold()
+        self._fact(
+            "project_name_match",
+            entity_type=lookup.entity_type,
+            entity_id=row.get(lookup.column),
+            name=name,
+            searched=wanted,
+            match="exact" if exact else "contains",
+            candidate=True,
+            where=work.purpose["where"],
+            provenance=self._provenance(capture, f"{ROWS_POINTER}/{index}/{lookup.column}"),
+            name_provenance=self._provenance(
+                capture, f"{ROWS_POINTER}/{index}/{lookup.name_column}"
+            ),
+            statement="a candidate found by name only: the report gives no ID, so this is "
+            "not the certain entity",
+        )
 
     def _entity_fact(
         self, lookup: EntityLookup, row: Mapping[str, Any], capture: Capture, index: int
@@ -562,6 +609,8 @@ def _describe(work: _Work) -> str:
     purpose = work.purpose
     if purpose["kind"] == "entity_lookup":
         return f"{purpose['entity_type']} {purpose['entity_id']}"
+    if purpose["kind"] == "name_lookup":
+        return f"{purpose['entity_type']} named like {purpose['name']!r}"
     target = work.table or f"symbol {work.query['symbol']}"
     return f"{purpose['relation']} -> {target}"
 

@@ -56,6 +56,41 @@ def extract_mentions(
     return list(unique.values())
 
 
+@dataclass(frozen=True, slots=True)
+class NameMention:
+    """A name the report text gives an entity of one of ``entity_types``, without its ID."""
+
+    name: str
+    entity_types: tuple[str, ...]
+    where: Mapping[str, Any]
+
+
+MAX_NAME_CHARS = 100
+
+
+def extract_names(profile: EnrichmentProfile, report: Mapping[str, Any]) -> list[NameMention]:
+    """Every name of the ``[[names]]`` rules, in rule order; each (name, types) once."""
+    found: dict[tuple[str, tuple[str, ...]], NameMention] = {}
+    for rule in profile.names:
+        per_rule = 0
+        for field in ("title", "text"):
+            text = report.get(field)
+            if not isinstance(text, str):
+                continue
+            for match in rule.pattern.finditer(text):
+                name = " ".join(match.group(1).split())
+                if not rule.min_chars <= len(name) <= MAX_NAME_CHARS:
+                    continue
+                if per_rule >= profile.limits.mentions_per_rule:
+                    break
+                key = (name.casefold(), rule.entity_types)
+                if key not in found:
+                    per_rule += 1
+                    where = {"pointer": f"/report/{field}", "offset": match.start(1)}
+                    found[key] = NameMention(name, rule.entity_types, where)
+    return list(found.values())
+
+
 def _entity_id(value: Any) -> int | None:
     if type(value) is int:
         number = value
@@ -117,4 +152,11 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-__all__ = ["MAX_MEMBER_LINE_CHARS", "MemberLines", "Mention", "extract_mentions"]
+__all__ = [
+    "MAX_MEMBER_LINE_CHARS",
+    "MemberLines",
+    "Mention",
+    "NameMention",
+    "extract_mentions",
+    "extract_names",
+]

@@ -60,6 +60,15 @@ class ExtractRule:
 
 
 @dataclass(frozen=True, slots=True)
+class NameRule:
+    """Where the report text names an entity only by name (group 1 of ``pattern``)."""
+
+    entity_types: tuple[str, ...]
+    pattern: re.Pattern[str]
+    min_chars: int = 4
+
+
+@dataclass(frozen=True, slots=True)
 class EntityLookup:
     """How one entity type is read: the row of ``table`` whose ``column`` equals the ID.
 
@@ -131,6 +140,7 @@ class EnrichmentProfile:
     column_alternatives: Mapping[tuple[str, str], tuple[str, ...]] = dataclasses.field(
         default_factory=dict
     )
+    names: tuple[NameRule, ...] = ()
 
     def text_columns(self, table: str) -> dict[str, TextColumn]:
         return {text.column: text for text in self.texts if text.table == table}
@@ -245,6 +255,10 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
         ),
         ignore_values=ignore,
         sha256=sha256_hex(data),
+        names=tuple(
+            _name_rule(item, f"names[{i}]", entities)
+            for i, item in enumerate(document.get("names", []))
+        ),
         column_alternatives={
             tuple(key.split(".", 1)): tuple(names)
             for key, names in document.get("column_alternatives", {}).items()
@@ -279,6 +293,19 @@ def _extract_rule(
         _invalid(f"{prefix}.pattern", "needs one capturing group for the ID")
     members = _regex(item["members"], f"{prefix}.members") if "members" in item else None
     return ExtractRule(entity_type, place, pattern=pattern, members=members)
+
+
+def _name_rule(
+    item: Mapping[str, Any], prefix: str, entities: Mapping[str, EntityLookup]
+) -> NameRule:
+    for entity_type in item["entity_types"]:
+        entity = entities.get(entity_type)
+        if entity is None or entity.table is None or entity.name_column is None:
+            _invalid(f"{prefix}.entity_types", f"{entity_type} has no table with a name_column")
+    pattern = _regex(item["pattern"], f"{prefix}.pattern")
+    if pattern.groups < 1:
+        _invalid(f"{prefix}.pattern", "needs one capturing group for the name")
+    return NameRule(tuple(item["entity_types"]), pattern, item.get("min_chars", 4))
 
 
 def _relationship(
@@ -342,6 +369,7 @@ __all__ = [
     "ExtractRule",
     "Filter",
     "Limits",
+    "NameRule",
     "Relationship",
     "TextColumn",
     "load_profile",

@@ -27,6 +27,11 @@ def _line(fact: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> st
     if kind == "project_entity":
         name = f'"{fact["name"]}"' if "name" in fact else "(no name in the table)"
         return f"{fact['entity_type']} {fact['entity_id']}: {name}"
+    if kind == "project_name_match":
+        return (
+            f"name match ({fact['match']}, a candidate): {fact['entity_type']} "
+            f'{fact["entity_id"]} "{fact["name"]}" for "{fact["searched"]}"'
+        )
     if kind == "project_description":
         return f"{fact['role']} ({fact['table']}.{fact['source_column']}): {_cut(fact['text'])}"
     if kind == "project_rows":

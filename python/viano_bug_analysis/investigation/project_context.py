@@ -24,6 +24,7 @@ SELECTION_VERSION = "project-context-v1"
 LABELS = {
     "case_mention": "named in the case inputs",
     "project_entity": "project data: an entity as the world database defines it",
+    "project_name_match": "project data: a candidate found by name only, not the certain entity",
     "project_rows": "project data: rows of the world database",
     "project_description": "project data: text that describes intended mechanics, "
     "not an executed server action",

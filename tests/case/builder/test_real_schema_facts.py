@@ -149,3 +149,35 @@ def test_profile_check_exits_by_what_the_database_offers(
     report = orjson.loads(capsys.readouterr().out)
     missing = [t["table"] for t in report["tables"] if t["status"] != "present"]
     assert missing == ([] if database == "cata_world" else ["quest_template"])
+
+
+def test_a_name_without_an_id_gives_candidates_marked_exact_or_contains(
+    tmp_path: Path, mariadb: TestDatabase, source_repo: tuple[Path, str]
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, "cata_world")
+    with ProjectResearch(load_config(config)) as inner:
+        built = CaseBuilder(
+            case_spec(tmp_path / "inputs", text='"Keg Run" does not start at [Keg Master Bruni].'),
+            tmp_path / "package",
+            profile=_profile("cata_world"),
+            project_research=CountingResearch(inner),
+            research_origin=research_origin(load_config(config)),
+        ).build()
+    matches = {
+        (f["entity_type"], f["entity_id"]): f
+        for f in built.facts
+        if f["kind"] == "project_name_match"
+    }
+    assert matches[("quest", 91001)]["match"] == "contains"
+    assert matches[("creature", 91010)]["match"] == "exact"
+    assert all(f["candidate"] is True for f in matches.values())
+    creature = matches[("creature", 91010)]
+    document = orjson.loads(
+        (tmp_path / "package" / creature["name_provenance"]["capture_path"]).read_bytes()
+    )
+    assert resolve_pointer(document, creature["name_provenance"]["pointer"]) == "Keg Master Bruni"
+    # A candidate is not an entity fact and nothing is followed from it.
+    entities = {
+        (f["entity_type"], f["entity_id"]) for f in built.facts if f["kind"] == "project_entity"
+    }
+    assert not entities & {("quest", 91001), ("creature", 91010)}
