@@ -15,8 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from viano_bug_analysis.enrichment.extract import Mention, NameMention
 from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.enrichment.profile import (
@@ -25,6 +23,7 @@ from viano_bug_analysis.enrichment.profile import (
     Relationship,
     Scalar,
 )
+from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.project_research import Capture, query_sha256
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,255}")
@@ -587,7 +586,7 @@ class Enricher:
     def _fact(self, kind: str, **fields: Any) -> str:
         # Two paths to the same statement (the same row reached twice, the same
         # relationship from an equal origin) give one fact, referred to twice.
-        body = orjson.dumps({"kind": kind, **fields}, option=orjson.OPT_SORT_KEYS)
+        body = canonical_bytes({"kind": kind, **fields})
         if body in self._stated:
             return self._stated[body]
         fact_id = f"P{len(self._facts) + 1}"
