@@ -238,9 +238,13 @@ class Enricher:
             for origin in work.origins:
                 self._relationship_fact(origin, work, outcome)
             return
-        target_fact: str | None = (
-            self._source_hits(work, capture) if work.table is None else self._rows(work, capture)
-        )
+        target_fact: str | None
+        if work.table is not None:
+            target_fact = self._rows(work, capture)
+        elif work.purpose["kind"] == "constant_search":
+            target_fact = self._constant_hits(work, capture)
+        else:
+            target_fact = self._source_hits(work, capture)
         for origin in work.origins:
             self._relationship_fact(origin, work, outcome, target_fact)
 
@@ -354,16 +358,7 @@ class Enricher:
 
     def _source_hits(self, work: _Work, capture: Capture) -> str:
         result = capture.result["result"]
-        matches = [
-            {
-                "path": m["path"],
-                "line": m["line"],
-                "blob": m["blob"],
-                "sha256": m["sha256"],
-                "text": m["text"],
-            }
-            for m in result["matches"]
-        ]
+        matches = [_match(m) for m in result["matches"]]
         provenance = self._provenance(capture, MATCHES_POINTER)
         if not matches:
             return self._fact(
@@ -391,6 +386,44 @@ class Enricher:
             purpose=work.purpose,
             provenance=provenance,
         )
+
+    def _constant_hits(self, work: _Work, capture: Capture) -> str | None:
+        """Only lines assigning the ID to a constant of the type's prefixes count.
+
+        ``MAX_THINGS = 91001`` carries the same literal and says nothing about
+        the quest, so it is dropped rather than reported as a candidate.
+        """
+        purpose = work.purpose
+        typed = re.compile(
+            r"\b(?:" + "|".join(re.escape(p) for p in purpose["prefixes"]) + r")[A-Z0-9_]*"
+            r"\s*=\s*" + str(purpose["entity_id"]) + r"\b"
+        )
+        result = capture.result["result"]
+        if not result["complete"]:
+            self._fact(
+                "project_context_coverage",
+                reason="source_hits_limit",
+                text=work.query["text"],
+                returned=len(result["matches"]),
+                statement="more lines carry this literal than symbol_hits; only the first page "
+                "was checked for typed constants",
+            )
+        last: str | None = None
+        for index, m in enumerate(result["matches"]):
+            found = typed.search(m["text"])
+            if found is None:
+                continue
+            last = self._fact(
+                "project_source_constant",
+                entity_type=purpose["entity_type"],
+                entity_id=purpose["entity_id"],
+                constant=found.group(0).split("=")[0].strip(),
+                match=_match(m),
+                provenance=self._provenance(capture, f"{MATCHES_POINTER}/{index}"),
+                statement="a C++ constant of this entity type's prefix is assigned this ID; "
+                "where the constant is used is not shown by this line",
+            )
+        return last
 
     # -- relationships -----------------------------------------------------------------
 
@@ -429,10 +462,35 @@ class Enricher:
         if seen in self._expanded:
             return
         self._expanded.add(seen)
+        self._constant_search(entity_type, value, depth)
         for rel in self._profile.relationships:
             if rel.from_entity == entity_type:
                 origin = _Origin(rel, None, value, value, capture_sha256, pointer, entity_type)
                 self._link(origin, depth + 1)
+
+    def _constant_search(self, entity_type: str, value: Any, depth: int) -> None:
+        """Search the ID where a constant of the type's prefixes is assigned it.
+
+        ProjectResearch searches literal text only, so the literal ``= <ID>`` is
+        asked and the prefix is checked on each returned line (``_constant_hits``).
+        """
+        prefixes = self._profile.entities[entity_type].constant_prefixes
+        if not prefixes or isinstance(value, bool) or not isinstance(value, int):
+            return
+        query = {
+            "kind": "source.search",
+            "text": f"= {value}",
+            "case_sensitive": True,
+            "offset": 0,
+            "limit": self._profile.limits.symbol_hits,
+        }
+        purpose = {
+            "kind": "constant_search",
+            "entity_type": entity_type,
+            "entity_id": value,
+            "prefixes": list(prefixes),
+        }
+        self._enqueue(_Work(depth, query, None, None, purpose))
 
     def _link(self, origin: _Origin, depth: int) -> None:
         rel, value = origin.relationship, origin.value
@@ -604,8 +662,14 @@ def _key(query: Mapping[str, Any]) -> str:
     return query_sha256(query)
 
 
+def _match(m: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: m[k] for k in ("path", "line", "blob", "sha256", "text")}
+
+
 def _describe(work: _Work) -> str:
     purpose = work.purpose
+    if purpose["kind"] == "constant_search":
+        return f"{purpose['entity_type']} {purpose['entity_id']} as a C++ constant"
     if purpose["kind"] == "entity_lookup":
         return f"{purpose['entity_type']} {purpose['entity_id']}"
     if purpose["kind"] == "name_lookup":

@@ -81,6 +81,7 @@ class EntityLookup:
     column: str
     columns: tuple[str, ...]
     name_column: str | None
+    constant_prefixes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,13 +272,14 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
 
 
 def _entity(entity_type: str, item: Mapping[str, Any]) -> EntityLookup:
+    prefixes = tuple(item.get("constant_prefixes", ()))
     if "table" not in item:
-        return EntityLookup(entity_type, None, "", (), None)
+        return EntityLookup(entity_type, None, "", (), None, prefixes)
     columns = tuple(item["columns"])
     column, name_column = item["column"], item.get("name_column")
     if column not in columns or (name_column is not None and name_column not in columns):
         _invalid(f"entities.{entity_type}.columns", "must include column and name_column")
-    return EntityLookup(entity_type, item["table"], column, columns, name_column)
+    return EntityLookup(entity_type, item["table"], column, columns, name_column, prefixes)
 
 
 def _extract_rule(

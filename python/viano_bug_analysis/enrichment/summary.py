@@ -56,6 +56,12 @@ def _line(fact: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> st
             f"symbol {fact['symbol']}: {fact['total']} line(s) at the pinned commit, "
             f"first {first['path']}:{first['line']}"
         )
+    if kind == "project_source_constant":
+        match = fact["match"]
+        return (
+            f"constant {fact['constant']} = {fact['entity_type']} {fact['entity_id']} "
+            f"at {match['path']}:{match['line']}"
+        )
     if kind == "project_empty_result":
         if "table" in fact:
             return f"none in this table: {fact['table']} where {_filters(fact['filters'])}"
@@ -76,6 +82,8 @@ def _coverage(fact: Mapping[str, Any]) -> str:
         or query.get("table")
         or (f"symbol {fact['symbol']}" if "symbol" in fact else None)
         or (f"symbol {query['symbol']}" if "symbol" in query else None)
+        or (f"text {fact['text']!r}" if "text" in fact else None)
+        or (f"text {query['text']!r}" if "text" in query else None)
         or fact.get("source")
     )
     relation = fact.get("relation") or fact.get("purpose", {}).get("relation")

@@ -31,6 +31,8 @@ LABELS = {
     "project_relationship": "project data: a configured reference, not a runtime observation "
     "and not a cause",
     "project_source_hits": "project source: lines at the pinned commit",
+    "project_source_constant": "project source: a typed C++ constant assigned this ID at the "
+    "pinned commit",
     "project_empty_result": "finding about one table or search only",
     "project_context_coverage": "coverage: what the enrichment did not read",
 }

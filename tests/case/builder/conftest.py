@@ -20,6 +20,15 @@ from viano_bug_analysis.enrichment.profile_check import needs
 from viano_bug_analysis.project_research import Capture, ProjectResearch, load_config
 
 SAMPLE_SOURCES = Path(__file__).parents[3] / "samples" / "bug-20" / "wowsrc"
+# A typed constant for quest 91001 and an unrelated constant with the same number:
+# only the first may become a fact.
+FIXTURE_FAIR_CONSTANTS = b"""enum FixtureFair
+{
+    QUEST_KEG_RUN = 91001,
+    MAX_THINGS = 91001,
+};
+"""
+
 SPELL_SCRIPT = b"""// Throw Net (spell 90004): the quest credit is meant to happen here.
 #include "ScriptMgr.h"
 
@@ -58,6 +67,7 @@ def source_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     spells = repo / "src" / "server" / "scripts" / "Spells"
     spells.mkdir(parents=True)
     (spells / "spell_wolpertinger.cpp").write_bytes(SPELL_SCRIPT)
+    (spells / "fixture_fair.h").write_bytes(FIXTURE_FAIR_CONSTANTS)
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "sample sources")

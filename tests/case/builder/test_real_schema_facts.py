@@ -181,3 +181,21 @@ def test_a_name_without_an_id_gives_candidates_marked_exact_or_contains(
         (f["entity_type"], f["entity_id"]) for f in built.facts if f["kind"] == "project_entity"
     }
     assert not entities & {("quest", 91001), ("creature", 91010)}
+
+
+def test_an_id_in_cpp_counts_only_as_a_constant_of_its_type_prefix(
+    tmp_path: Path, mariadb: TestDatabase, source_repo: tuple[Path, str]
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, "cata_world")
+    built, _ = _build(tmp_path, config, "cata_world")
+    constants = [
+        f for f in built.facts if f["kind"] == "project_source_constant" and f["entity_id"] == 91001
+    ]
+    assert [(f["entity_type"], f["constant"]) for f in constants] == [("quest", "QUEST_KEG_RUN")]
+    match = constants[0]["match"]
+    assert match["text"].strip() == "QUEST_KEG_RUN = 91001,"
+    document = orjson.loads(
+        (tmp_path / "package" / constants[0]["provenance"]["capture_path"]).read_bytes()
+    )
+    assert resolve_pointer(document, constants[0]["provenance"]["pointer"])["line"] == match["line"]
+    assert "MAX_THINGS" not in orjson.dumps([f for f in built.facts if "match" in f]).decode()
