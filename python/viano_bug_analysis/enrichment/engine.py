@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from viano_bug_analysis.enrichment.extract import Mention, NameMention
@@ -516,6 +516,18 @@ class Enricher:
                 "the project context is incomplete here",
             )
             return
+        if (
+            rel.negative_to is not None
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+            and value < 0
+        ):
+            # The sign picks the table (RequiredNpcOrGo: negative is a
+            # gameobject); the ID is the magnitude, read by that type's lookup.
+            rel = replace(
+                rel, entity_type=rel.negative_to, table=None, column=None, columns=(), filters=()
+            )
+            value = -value
         next_work = self._relationship_work(rel, value, depth)
         if next_work is None:
             self._fact(
@@ -568,9 +580,11 @@ class Enricher:
             to.update(table=work.table, column=work.query["filters"][0]["column"])
         else:
             to.update(source=work.query["kind"], symbol=work.query["symbol"])
-        to["value"] = origin.value
-        if rel.entity_type is not None:
-            to["entity_type"] = rel.entity_type
+        # The value and type asked, which a sign rule (negative_to) may have changed.
+        to["value"] = work.query["filters"][0]["value"] if work.table else origin.value
+        entity_type = work.lookup.entity_type if work.lookup is not None else rel.entity_type
+        if entity_type is not None:
+            to["entity_type"] = entity_type
         if outcome.capture is not None:
             to["capture_sha256"] = outcome.capture.sha256
             to["capture_path"] = self._capture_path(outcome.capture.sha256)

@@ -124,6 +124,7 @@ class Relationship:
     when_value: Scalar
     has_when: bool
     ignore_values: tuple[Scalar, ...]
+    negative_to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +326,11 @@ def _relationship(
     untabled = entity_type in entities and entities[str(entity_type)].table is None
     if "table" not in item and "source" not in item and untabled:
         _invalid(f"{prefix}.entity_type", "has no table of its own: give table and column")
+    negative_to = item.get("negative_to")
+    if negative_to is not None and (
+        negative_to not in entities or entities[negative_to].table is None
+    ):
+        _invalid(f"{prefix}.negative_to", "has no [entities.<type>] lookup with a table")
     has_when = "when_column" in item
     return Relationship(
         relation=item["relation"],
@@ -344,6 +350,7 @@ def _relationship(
         when_value=_scalars([item["when_value"]])[0] if has_when else None,
         has_when=has_when,
         ignore_values=_scalars(item["ignore_values"]) if "ignore_values" in item else ignore,
+        negative_to=negative_to,
     )
 
 

@@ -199,3 +199,24 @@ def test_an_id_in_cpp_counts_only_as_a_constant_of_its_type_prefix(
     )
     assert resolve_pointer(document, constants[0]["provenance"]["pointer"])["line"] == match["line"]
     assert "MAX_THINGS" not in orjson.dumps([f for f in built.facts if "match" in f]).decode()
+
+
+def test_a_negative_required_npc_or_go_reaches_the_gameobject(
+    tmp_path: Path, mariadb: TestDatabase, source_repo: tuple[Path, str]
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, "cata_world")
+    built, _ = _build(tmp_path, config, "cata_world")
+    required = [
+        f
+        for f in built.facts
+        if f["kind"] == "project_relationship"
+        and f["relation"] == "quest_required_creature"
+        and f["from"].get("id") == 91001
+    ]
+    assert [(f["from"]["value"], f["to"]) for f in required] == [
+        (
+            -91020,
+            required[0]["to"]
+            | {"table": "gameobject_template", "value": 91020, "entity_type": "gameobject"},
+        )
+    ]
