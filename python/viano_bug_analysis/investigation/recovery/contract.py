@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from viano_bug_analysis.investigation.recovery.repair import contract_errors
+from viano_bug_analysis.investigation.recovery.repair import RESPONSE_SCHEMA, contract_errors
 
 # Violation codes.
 UNKNOWN_ACTION: Final = "unknown_action"
@@ -36,7 +36,10 @@ class ResponseContract:
     ``x-viano-response-recovery: 1`` (the bundled investigation-response-v1
     does). ``known_columns`` maps a table to its columns, where known, for the
     filter rules. ``extra_checks`` run only on a response that already holds
-    the schema, hypothesis and evidence rules.
+    the schema, hypothesis and evidence rules. ``schema`` is the bundled
+    response schema; only the investigation's own has a repair call (its
+    admission knows that schema's structure), any other is parsed, normalized
+    and checked the same way but never repaired.
     """
 
     hypothesis_id: str
@@ -44,6 +47,11 @@ class ResponseContract:
     schema_marker: bool = True
     known_columns: Mapping[str, Collection[str]] | None = None
     extra_checks: tuple[ExtraCheck, ...] = field(default=())
+    schema: str = RESPONSE_SCHEMA
+
+    @property
+    def repairable(self) -> bool:
+        return self.schema == RESPONSE_SCHEMA
 
 
 def cited_evidence_ids(response: Mapping[str, Any]) -> Iterator[str]:
@@ -74,7 +82,7 @@ def full_violations(response: Any, contract: ResponseContract) -> list[str]:
     """Every violated rule of the whole contract, as codes in check order (empty: it holds)."""
     if not isinstance(response, dict):
         return [CONTRACT_VIOLATION]
-    schema_errors = contract_errors(response)
+    schema_errors = contract_errors(response, contract.schema)
     # The binding rules come first: an invented E-ID says more than the
     # structural error beside it, and either way there is no repair.
     violations = binding_violations(response, contract)

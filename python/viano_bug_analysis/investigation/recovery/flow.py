@@ -354,7 +354,7 @@ class _Flow:
     def _admission(self, candidate: dict[str, Any], violations: list[str]) -> Admission | None:
         # Only a pure schema failure can be structural; invented evidence, a
         # foreign hypothesis, an unknown action or a failed caller check never are.
-        if not self.enabled or violations != [CONTRACT_VIOLATION]:
+        if not self.enabled or violations != [CONTRACT_VIOLATION] or not self.contract.repairable:
             return None
         return admit_repair(candidate)
 

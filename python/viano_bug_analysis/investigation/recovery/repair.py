@@ -349,20 +349,22 @@ def check_preservation(original: dict[str, Any], repaired: dict[str, Any], path:
 # --- The contract -----------------------------------------------------------
 
 
-def contract_errors(response: Any) -> list[ContractViolation]:
+def contract_errors(response: Any, schema: str = RESPONSE_SCHEMA) -> list[ContractViolation]:
     """Every contract error of a response, resolved through the matching ``next`` alternative.
 
     A failed ``oneOf`` at ``/next`` is replaced by the errors of the
     alternative whose ``kind``/``operation`` matches; when none matches, the
     error is ``unknown_action`` at ``/next``. Sorted by path; no content.
+    ``schema`` names another bundled response schema (the case interpretation's),
+    whose errors are taken as they are.
     """
-    if fast_validator(RESPONSE_SCHEMA).is_valid(response):
+    if fast_validator(schema).is_valid(response):
         return []
-    validator = schema_validator(RESPONSE_SCHEMA)
+    validator = schema_validator(schema)
     found: set[ContractViolation] = set()
     for error in validator.iter_errors(response):
         parts = list(error.absolute_path)
-        if parts == ["next"] and error.validator == "oneOf":
+        if schema == RESPONSE_SCHEMA and parts == ["next"] and error.validator == "oneOf":
             reference = next_alternative(response.get("next"))
             if reference is None:
                 found.add(ContractViolation("/next", "unknown_action"))
