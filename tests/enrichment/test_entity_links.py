@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import orjson
+import pytest
 
 from viano_bug_analysis.enrichment import parse_profile
 from viano_bug_analysis.enrichment.engine import Enricher
@@ -173,3 +174,19 @@ def test_every_coverage_line_of_the_summary_names_its_table() -> None:
     facts = Enricher(profile, research, capture_path=lambda s: s).run([_mention("quest", 5)]).facts
     lines = [line for line in summarize(facts) if "coverage: max_queries" in line]
     assert lines and all("creature_queststarter" in line for line in lines)
+
+
+def test_a_value_meaning_no_reference_is_counted_under_its_table_and_column(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(ROWS, "creature_queststarter", [{"id": 0, "quest": "?"}])
+    facts, _ = _run([_mention("quest", 5)], {})
+    ignored = [f for f in facts if f.get("reason") == "value_not_followed"]
+    assert [(f["table"], f["column"], f["relation"], f["count"]) for f in ignored] == [
+        ("creature_queststarter", "id", "quest_starter", 1)
+    ]
+    lines = [line for line in summarize(facts) if "value_not_followed" in line]
+    assert lines == [
+        f"[{ignored[0]['fact_id']}] coverage: value_not_followed: creature_queststarter.id, "
+        "quest_starter (1 value)"
+    ]

@@ -99,7 +99,8 @@ class Enricher:
         self._pending: dict[str, _Work] = {}  # query key -> queued work
         self._done: dict[str, StepOutcome] = {}  # query key -> answer
         self._relationships = 0
-        self._ignored: dict[str, int] = {}
+        # (relation, table, column) -> how many values meaning "no reference"
+        self._ignored: dict[tuple[str, str, str], int] = {}
         self._refusals: dict[str, _Refusal] = {}
         self._expanded: set[tuple[str, tuple[str, Any]]] = set()
         self._stated: dict[bytes, str] = {}
@@ -185,10 +186,12 @@ class Enricher:
                 statement="ProjectResearch refused every query to this target; nothing is known "
                 "from it",
             )
-        for relation, count in sorted(self._ignored.items()):
+        for (relation, table, column), count in sorted(self._ignored.items()):
             self._fact(
                 "project_context_coverage",
                 reason="value_not_followed",
+                table=table,
+                column=column,
                 relation=relation,
                 count=count,
                 statement="values that mean 'no reference' in this profile (ignore_values) "
@@ -394,12 +397,9 @@ class Enricher:
         the quest, so it is dropped rather than reported as a candidate.
         """
         purpose = work.purpose
-        typed = re.compile(
-            r"\b(?:" + "|".join(re.escape(p) for p in purpose["prefixes"]) + r")[A-Z0-9_]*"
-            r"\s*=\s*" + str(purpose["entity_id"]) + r"\b"
-        )
+        typed = _constant_pattern(purpose["prefixes"], purpose["entity_id"])
         result = capture.result["result"]
-        if not result["complete"]:
+        if not result["complete"] or result.get("truncated"):
             self._fact(
                 "project_context_coverage",
                 reason="source_hits_limit",
@@ -417,7 +417,7 @@ class Enricher:
                 "project_source_constant",
                 entity_type=purpose["entity_type"],
                 entity_id=purpose["entity_id"],
-                constant=found.group(0).split("=")[0].strip(),
+                constant=found.group("name") or found.group("defined"),
                 match=_match(m),
                 provenance=self._provenance(capture, f"{MATCHES_POINTER}/{index}"),
                 statement="a C++ constant of this entity type's prefix is assigned this ID; "
@@ -471,19 +471,23 @@ class Enricher:
     def _constant_search(self, entity_type: str, value: Any, depth: int) -> None:
         """Search the ID where a constant of the type's prefixes is assigned it.
 
-        ProjectResearch searches literal text only, so the literal ``= <ID>`` is
-        asked and the prefix is checked on each returned line (``_constant_hits``).
+        ProjectResearch searches literal text only, so the ID's digits are
+        asked (any spacing around ``=`` then still matches) and the prefix and
+        the assignment are checked on each returned line (``_constant_hits``).
         """
-        prefixes = self._profile.entities[entity_type].constant_prefixes
+        entity = self._profile.entities[entity_type]
+        prefixes = entity.constant_prefixes
         if not prefixes or isinstance(value, bool) or not isinstance(value, int):
             return
-        query = {
+        query: dict[str, Any] = {
             "kind": "source.search",
-            "text": f"= {value}",
+            "text": str(value),
             "case_sensitive": True,
             "offset": 0,
             "limit": self._profile.limits.symbol_hits,
         }
+        if entity.constant_path_prefix is not None:
+            query["path_prefix"] = entity.constant_path_prefix
         purpose = {
             "kind": "constant_search",
             "entity_type": entity_type,
@@ -495,7 +499,15 @@ class Enricher:
     def _link(self, origin: _Origin, depth: int) -> None:
         rel, value = origin.relationship, origin.value
         if _typed(value) in {_typed(v) for v in rel.ignore_values}:
-            self._ignored[rel.relation] = self._ignored.get(rel.relation, 0) + 1
+            # Named by where the value stands: the row's table and column, or
+            # for an entity ID the table and column it would have been asked in.
+            where = (
+                (origin.table, str(rel.from_column))
+                if origin.table is not None
+                else (self._target_table(rel), str(rel.column or ""))
+            )
+            key = (rel.relation, *where)
+            self._ignored[key] = self._ignored.get(key, 0) + 1
             return
         origin_fact = {"relation": rel.relation, "from": self._origin_view(origin)}
         if self._relationships >= self._profile.limits.max_relationships:
@@ -544,6 +556,14 @@ class Enricher:
         # entity's own links, whatever table it asked itself.
         if rel.source is None and rel.entity_type is not None:
             self._entity_links(rel.entity_type, value, depth, origin.capture_sha256, origin.pointer)
+
+    def _target_table(self, rel: Relationship) -> str:
+        if rel.table is not None:
+            return rel.table
+        if rel.source is not None:
+            return rel.source
+        entity = self._profile.entities.get(str(rel.entity_type))
+        return str(entity.table) if entity is not None else ""
 
     def _relationship_work(self, rel: Relationship, value: Any, depth: int) -> _Work | None:
         purpose = {"kind": "relationship", "relation": rel.relation}
@@ -665,6 +685,22 @@ class Enricher:
         self._facts.append({"fact_id": fact_id, "kind": kind, **fields})
         self._stated[body] = fact_id
         return fact_id
+
+
+def _constant_pattern(prefixes: Sequence[str], entity_id: int) -> re.Pattern[str]:
+    """``PREFIX_NAME = ID`` with any spacing around ``=`` (``QUEST_X=91001``), or
+    ``#define PREFIX_NAME ID``; the ID is a whole number, not a part of a longer one.
+
+    Linear: the name is one run of ``[A-Z0-9_]`` and the spacing a run of
+    blanks, classes that share no character, so no position is tried twice.
+    """
+    names = "|".join(re.escape(p) for p in prefixes)
+    name = rf"\b(?:{names})[A-Z0-9_]*"
+    number = rf"(?<![0-9]){entity_id}(?![0-9A-Za-z_])"
+    return re.compile(
+        rf"(?P<name>{name})[ \t]*=[ \t]*{number}"
+        rf"|#[ \t]*define[ \t]+(?P<defined>{name})[ \t]+{number}"
+    )
 
 
 def _when_holds(rel: Relationship, row: Mapping[str, Any]) -> bool:

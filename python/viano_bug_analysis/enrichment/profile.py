@@ -82,6 +82,7 @@ class EntityLookup:
     columns: tuple[str, ...]
     name_column: str | None
     constant_prefixes: tuple[str, ...] = ()
+    constant_path_prefix: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,13 +275,16 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
 
 def _entity(entity_type: str, item: Mapping[str, Any]) -> EntityLookup:
     prefixes = tuple(item.get("constant_prefixes", ()))
+    path_prefix = item.get("constant_path_prefix")
     if "table" not in item:
-        return EntityLookup(entity_type, None, "", (), None, prefixes)
+        return EntityLookup(entity_type, None, "", (), None, prefixes, path_prefix)
     columns = tuple(item["columns"])
     column, name_column = item["column"], item.get("name_column")
     if column not in columns or (name_column is not None and name_column not in columns):
         _invalid(f"entities.{entity_type}.columns", "must include column and name_column")
-    return EntityLookup(entity_type, item["table"], column, columns, name_column, prefixes)
+    return EntityLookup(
+        entity_type, item["table"], column, columns, name_column, prefixes, path_prefix
+    )
 
 
 def _extract_rule(

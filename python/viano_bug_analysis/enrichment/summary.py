@@ -77,9 +77,11 @@ def _coverage(fact: Mapping[str, Any]) -> str:
     if fact.get("code"):
         line += f" {fact['code']}"
     query = fact.get("query", {})
+    table = fact.get("table") or query.get("table")
+    if table and fact.get("column"):
+        table = f"{table}.{fact['column']}"
     target = (
-        fact.get("table")
-        or query.get("table")
+        table
         or (f"symbol {fact['symbol']}" if "symbol" in fact else None)
         or (f"symbol {query['symbol']}" if "symbol" in query else None)
         or (f"text {fact['text']!r}" if "text" in fact else None)
