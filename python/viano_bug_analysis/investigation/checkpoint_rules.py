@@ -8,7 +8,8 @@ States and allowed moves (``TRANSITIONS``)::
     (empty)        -> investigation
     investigation  -> investigation | blocked | concluded
     blocked        -> <resume_state>      only by an operator resume
-    concluded      -> (nothing: terminal)
+    concluded      -> investigation       only as ``event: reopened`` (a later case
+                                          revision added hypotheses; ``allowed_transition``)
 
 A ``blocked`` checkpoint carries ``code`` (``RESEARCH_UNAVAILABLE``,
 ``INVALID_LLM_RESPONSES``, ...), ``resume_state``, and optionally
@@ -55,6 +56,24 @@ TRANSITIONS: Mapping[str | None, frozenset[str]] = MappingProxyType(
         CONCLUDED: frozenset(),
     }
 )
+
+# The one move out of ``concluded``: a case revision added hypotheses after the
+# others concluded, and the investigation goes on with them. It names the
+# revision, so a reopening is tied to the case change that caused it.
+REOPENED = "reopened"
+
+
+def allowed_transition(before: str | None, state: str, payload: Mapping[str, Any]) -> bool:
+    """Whether ``advance`` may move from ``before`` to ``state`` with ``payload``."""
+    if state in TRANSITIONS[before]:
+        return True
+    return (
+        before == CONCLUDED
+        and state == INVESTIGATION
+        and payload.get("event") == REOPENED
+        and type(payload.get("analysis_revision")) is int
+    )
+
 
 RESEARCH_UNAVAILABLE = "RESEARCH_UNAVAILABLE"
 INVALID_LLM_RESPONSES = "INVALID_LLM_RESPONSES"
@@ -189,7 +208,7 @@ def _legal_step(
     held = None if previous is None else previous.blocked
     if kind == TRANSITION:
         return (
-            state in TRANSITIONS[before]
+            allowed_transition(before, state, payload)
             and (blocked is not None) == (state == BLOCKED)
             and operator is None
             and rejection is None
@@ -330,6 +349,7 @@ __all__ = [
     "INVESTIGATION",
     "KINDS",
     "LOCK_CLEARED",
+    "REOPENED",
     "RESEARCH_UNAVAILABLE",
     "RESUMABLE_STATES",
     "RESUME",
@@ -340,6 +360,7 @@ __all__ = [
     "BlockedStatus",
     "Checkpoint",
     "TechnicalRejection",
+    "allowed_transition",
     "argument_invalid",
     "blocked_status",
     "check_operator",

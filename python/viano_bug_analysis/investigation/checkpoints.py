@@ -39,6 +39,7 @@ from viano_bug_analysis.investigation.checkpoint_rules import (
     INVESTIGATION,
     KINDS,
     LOCK_CLEARED,
+    REOPENED,
     RESEARCH_UNAVAILABLE,
     RESUMABLE_STATES,
     RESUME,
@@ -49,6 +50,7 @@ from viano_bug_analysis.investigation.checkpoint_rules import (
     BlockedStatus,
     Checkpoint,
     TechnicalRejection,
+    allowed_transition,
     argument_invalid,
     blocked_status,
     check_operator,
@@ -145,7 +147,7 @@ class CheckpointStore:
             from_state = None if current is None else current.state
             if to_state not in STATES:
                 raise argument_invalid("unknown state", "to_state")
-            if to_state not in TRANSITIONS[from_state]:
+            if not allowed_transition(from_state, to_state, payload):
                 raise transition_refused(
                     "this transition is not allowed",
                     from_state=from_state or "none",
@@ -318,6 +320,7 @@ __all__ = [
     "INVALID_LLM_RESPONSES",
     "INVESTIGATION",
     "KINDS",
+    "REOPENED",
     "RESEARCH_UNAVAILABLE",
     "RESUMABLE_STATES",
     "STATES",
