@@ -93,14 +93,23 @@ class InvestigationToolRouter:
     def result_schema() -> dict[str, Any]:
         return load_schema("investigation-result-v1")
 
-    def preflight(self, package_path: str | os.PathLike[str], request: Mapping[str, Any]) -> None:
+    def preflight(
+        self,
+        package_path: str | os.PathLike[str],
+        request: Mapping[str, Any],
+        *,
+        proposed_hypotheses: frozenset[str] = frozenset(),
+    ) -> None:
         """Every check ``query`` makes before running anything, and nothing else.
 
         Raises the same ``ToolError`` that ``query`` would raise before its
         handlers; returns None when the batch would be accepted (only the
         result size is checked later). Reads the selected members; writes nothing.
+        ``proposed_hypotheses`` are IDs the case does not hold yet but a caller
+        is about to add (the CaseInterpreter checks each proposal's first query
+        before its revision exists); ``query`` accepts no such thing.
         """
-        self._prepare(package_path, request)
+        self._prepare(package_path, request, proposed_hypotheses)
 
     def query(
         self, package_path: str | os.PathLike[str], request: Mapping[str, Any]
@@ -128,11 +137,14 @@ class InvestigationToolRouter:
         return document
 
     def _prepare(
-        self, package_path: str | os.PathLike[str], request: Mapping[str, Any]
+        self,
+        package_path: str | os.PathLike[str],
+        request: Mapping[str, Any],
+        proposed_hypotheses: frozenset[str] = frozenset(),
     ) -> tuple[Batch, CasePackage, _Selection, dict[str, SourceText], dict[str, LoadedTable]]:
         batch = parse_batch(request, self.limits)
         package = _load(Path(package_path))
-        _check_case(package, batch)
+        _check_case(package, batch, proposed_hypotheses)
         selection = _select(package, batch, self.limits)
         texts, tables = self._read_selection(package, selection)
         _check_against_data(batch, texts, tables)
@@ -255,7 +267,7 @@ def _load(path: Path) -> CasePackage:
         raise ToolError(err.code, err.message, err.details) from None
 
 
-def _check_case(package: CasePackage, batch: Batch) -> None:
+def _check_case(package: CasePackage, batch: Batch, proposed: frozenset[str] = frozenset()) -> None:
     manifest = package.manifest
     for field in ("case_id", "package_id"):
         if getattr(batch, field) != manifest[field]:
@@ -282,7 +294,7 @@ def _check_case(package: CasePackage, batch: Batch) -> None:
             {"phase": manifest["phase"]},
         )
     for request in batch.requests:
-        if request.hypothesis_id not in package.hypothesis_ids:
+        if request.hypothesis_id not in package.hypothesis_ids | proposed:
             raise ToolError(
                 "unknown_hypothesis",
                 "hypothesis_id is not a known initial hypothesis of the case",
