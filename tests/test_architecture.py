@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1] / "python" / PACKAGE
 # Highest first. "foundation" is what every layer shares (one mechanism each).
 LAYERS = (
     "command line",
+    "report",
     "profiles",
     "investigation",
     "tools",
@@ -31,6 +32,7 @@ LAYERS = (
 TOP_LEVEL = {
     "cli": "command line",
     "demo": "command line",
+    "report": "report",
     "profiles": "profiles",
     "investigation": "investigation",
     "tools": "tools",

@@ -366,6 +366,8 @@ class PackageLayout:
     HYPOTHESES: Final = PurePosixPath("analysis", "investigation", "hypotheses")
     POLICY: Final = PurePosixPath("analysis", "investigation", "policy.json")
     LLM_CALLS: Final = PurePosixPath("analysis", "llm", "calls")
+    # The case verdict, one append-only file per issued version (v0001.json ...).
+    VERDICTS: Final = PurePosixPath("analysis", "investigation", "verdicts")
 
     # Every directory a running investigation writes into (checked before a paid call).
     INVESTIGATION_DIRECTORIES: ClassVar[tuple[PurePosixPath, ...]] = (
@@ -377,6 +379,7 @@ class PackageLayout:
         LLM_CALLS,
         CHECKPOINTS,
         BUDGET_JOURNAL,
+        VERDICTS,
     )
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
@@ -412,6 +415,11 @@ class PackageLayout:
     @staticmethod
     def research_index(number: int) -> PurePosixPath:
         return PackageLayout.research_revision(number) / "index.json"
+
+    @staticmethod
+    def verdict(version: int) -> PurePosixPath:
+        """Version ``version`` of the case verdict (``.../verdicts/v0001.json``)."""
+        return PackageLayout.VERDICTS / f"v{version:04d}.json"
 
     @staticmethod
     def attachment(name: str) -> PurePosixPath:

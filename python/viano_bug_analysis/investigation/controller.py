@@ -69,6 +69,7 @@ from viano_bug_analysis.investigation.recovery import (
 )
 from viano_bug_analysis.investigation.recovery.audit import sha256_hex, text_bytes
 from viano_bug_analysis.investigation.steps import StepLog, check_writable
+from viano_bug_analysis.investigation.verdict import VerdictStore, build_verdict
 from viano_bug_analysis.project_research import (
     ResearchError,
     ResearchUnavailable,
@@ -175,6 +176,11 @@ class InvestigationController:
         return self._finish(CONCLUDED, None)
 
     def _finish(self, state: str, code: str | None) -> RunOutcome:
+        if state == CONCLUDED:
+            # Every hypothesis has ended: issue the case verdict (a new version only
+            # when it differs from the last one, so a rerun after a kill issues it once).
+            VerdictStore(self._layout).issue(build_verdict(self._layout))
+            self._hook("verdict")
         outcomes = {}
         for hypothesis in load_package(self._root).case["hypotheses"]:
             stored = self._log.outcome(hypothesis["id"])

@@ -1,0 +1,355 @@
+"""The case report as data (``case-report-v1``): what the renderers show, and what tools read.
+
+``build_report`` reads the package and writes nothing: the case, the
+enrichment facts, the step log, the evidence, the hypothesis outcomes, the
+checkpoint log, the budget journal and the issued verdict versions. Every
+citation is checked again here against the stored evidence: its reference is
+resolved in the evidence payload and the value's SHA-256 compared with the
+one stored at the conclusion. Only a citation whose stored hash is matched
+now is ``verified``; one the controller never verified (an outcome written
+before citations were checked) is ``unverified`` and one whose value no
+longer matches is ``mismatch``.
+
+Texts here are the stored ones (report text, rows, source lines, the model's
+summaries): hostile input for the renderers, which escape all of it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.durable import PackageLayout
+from viano_bug_analysis.errors import EvidenceError
+from viano_bug_analysis.investigation.checkpoints import BLOCKED, CONCLUDED, CheckpointStore
+from viano_bug_analysis.investigation.evidence import EvidenceStore, resolve_reference
+from viano_bug_analysis.investigation.project_context import LABELS, load_index
+from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.investigation.verdict import (
+    GROUPS,
+    VerdictStore,
+    hypothesis_entries,
+    usage_of,
+)
+from viano_bug_analysis.jsonio import canonical_bytes, sha256_hex
+from viano_bug_analysis.schemas import schema_validator
+
+REPORT_FORMAT = "viano-case-report"
+REPORT_SCHEMA = "case-report-v1"
+# An excerpt is enough to recognise a value; the stored evidence keeps it whole.
+EXCERPT_CHARS = 1200
+_LINE_REF = re.compile(r"L([1-9][0-9]{0,9})(?:-L([1-9][0-9]{0,9}))?")
+
+
+def build_report(package_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The report of the package at ``package_path`` (valid against ``case-report-v1``)."""
+    package = load_package(package_path)
+    layout = PackageLayout(package.path)
+    evidence = _Evidence(EvidenceStore(layout))
+    current = CheckpointStore(layout).current()
+    verdicts = VerdictStore(layout).versions()
+    entries = hypothesis_entries(layout, package.case["hypotheses"])
+    groups: dict[str, list[str]] = {group: [] for group in GROUPS}
+    log = StepLog(layout)
+    hypotheses = []
+    for entry in entries:
+        groups[entry["group"]].append(entry["id"])
+        citations = [
+            evidence.citation(entry["id"], number, cited, verified=True)
+            for number, cited in enumerate(entry["citations"], start=1)
+        ]
+        citations += [
+            evidence.citation(entry["id"], number, cited, verified=False)
+            for number, cited in enumerate(entry["unverified_references"], start=len(citations) + 1)
+        ]
+        hypotheses.append(
+            {
+                "id": entry["id"],
+                "statement": entry["statement"],
+                "status": entry["group"],
+                "assessment": entry["assessment"],
+                "confidence": entry["confidence"],
+                "summary": entry["summary"],
+                "reason": entry["reason"],
+                "steps": _steps(log, entry["id"], evidence),
+                "citations": citations,
+            }
+        )
+    state = current.state if current is not None else "not started"
+    blocked = None
+    if current is not None and current.state == BLOCKED and current.blocked is not None:
+        hypothesis = current.payload.get("hypothesis")
+        blocked = {
+            "code": current.blocked.code,
+            "resume_state": current.blocked.resume_state,
+            "hypothesis": hypothesis if isinstance(hypothesis, str) else None,
+        }
+    report: dict[str, Any] = {
+        "format": REPORT_FORMAT,
+        "format_version": 1,
+        "package_id": package.package_id,
+        "case_id": package.case_id,
+        "analysis_revision": package.analysis_revision,
+        "state": {
+            "state": state,
+            "blocked": blocked,
+            "notice": _notice(state, blocked, groups),
+        },
+        "report": {
+            "title": package.case["report"]["title"],
+            "text": package.case["report"]["text"],
+        },
+        "sources": [
+            {
+                "source_ref": e["source_ref"],
+                "role": e["role"],
+                "attachment": e["attachment"],
+                "member": e["member"],
+                "sha256": e["sha256"],
+            }
+            for e in package.case["source_context"] + package.case["database_context"]
+        ],
+        "facts": _facts(package),
+        "case": groups,
+        "hypotheses": hypotheses,
+        "verdict": None
+        if not verdicts
+        else {
+            "version": verdicts[-1]["version"],
+            "issued_at": verdicts[-1]["issued_at"],
+            "versions": len(verdicts),
+            "current": _verdict_matches(verdicts[-1], entries),
+        },
+        "usage": usage_of(layout),
+    }
+    if not schema_validator(REPORT_SCHEMA).is_valid(report):
+        raise AssertionError("built report does not match case-report-v1")
+    return report
+
+
+def _notice(state: str, blocked: Mapping[str, Any] | None, groups: Mapping[str, Any]) -> str | None:
+    """What a reader must know before reading the rest, or ``None`` for a finished case."""
+    if state == "not started":
+        return "The investigation has not started: no hypothesis has been investigated."
+    if blocked is not None:
+        where = f" on {blocked['hypothesis']}" if blocked["hypothesis"] else ""
+        return (
+            f"The investigation is BLOCKED{where} ({blocked['code']}): this report is "
+            "incomplete. An operator resumes it with `vba resume`."
+        )
+    if state != CONCLUDED:
+        return (
+            "The investigation is still running (or was stopped before it ended): "
+            "this report is incomplete."
+        )
+    if groups["open"]:
+        return (
+            "Hypotheses were added after the verdict and are not investigated yet: "
+            + ", ".join(groups["open"])
+            + ". Run `vba investigate` to complete the verdict."
+        )
+    return None
+
+
+def _verdict_matches(verdict: Mapping[str, Any], entries: list[dict[str, Any]]) -> bool:
+    """Whether the latest issued verdict covers exactly the hypotheses shown."""
+    issued = [(h["id"], h["assessment"], h["reason"]) for h in verdict["hypotheses"]]
+    return issued == [(e["id"], e["assessment"], e["reason"]) for e in entries]
+
+
+def _facts(package: Any) -> list[dict[str, Any]]:
+    index = load_index(package)
+    facts = []
+    for fact in (index or {}).get("facts", []):
+        shown = {
+            k: v for k, v in fact.items() if k not in {"fact_id", "kind", "statement", "provenance"}
+        }
+        text, truncated = excerpt(shown)
+        provenance = fact.get("provenance")
+        facts.append(
+            {
+                "fact_id": str(fact["fact_id"]),
+                "kind": str(fact["kind"]),
+                "label": LABELS.get(fact["kind"], fact["kind"]),
+                "statement": fact.get("statement")
+                if isinstance(fact.get("statement"), str)
+                else None,
+                "excerpt": text,
+                "truncated": truncated,
+                "provenance": dict(provenance) if isinstance(provenance, dict) else None,
+            }
+        )
+    return facts
+
+
+def _steps(log: StepLog, hid: str, evidence: _Evidence) -> list[dict[str, Any]]:
+    attempts: dict[tuple[int, int], dict[str, Any]] = {}
+    for _h, step, attempt, event in log.events(hid):
+        record = log.get(hid, step, attempt, event) or {}
+        attempts.setdefault((step, attempt), {})[event] = record
+    steps = []
+    for (step, attempt), records in sorted(attempts.items()):
+        decision = records.get("decision")
+        dispatch = records.get("dispatch")
+        response = decision.get("response") if decision else None
+        entry: dict[str, Any] = {
+            "step": step,
+            "attempt": attempt,
+            "status": "pending" if decision is None else decision["status"],
+            "rejection": None,
+            "assessment": None,
+            "confidence": None,
+            "reasoning": None,
+            "conclusion": False,
+            "query": None,
+            "result": None,
+            "dispatch_rejected": None,
+        }
+        if decision is not None and decision["status"] == "rejected":
+            reason = decision.get("reason")
+            hint = decision.get("hint")
+            entry["rejection"] = " ".join(str(p) for p in (reason, hint) if p)
+        if isinstance(response, dict):
+            nxt = response.get("next") or {}
+            entry["assessment"] = response.get("assessment")
+            entry["confidence"] = response.get("confidence")
+            entry["reasoning"] = _reasoning(response)
+            if nxt.get("kind") == "conclusion":
+                entry["conclusion"] = True
+            else:
+                entry["query"] = {
+                    "operation": str(nxt.get("operation")),
+                    "arguments": excerpt(nxt.get("arguments"))[0],
+                }
+        if dispatch is not None:
+            if "rejected" in dispatch:
+                entry["dispatch_rejected"] = dispatch["rejected"]
+            else:
+                entry["result"] = evidence.result(dispatch["evidence_id"])
+        steps.append(entry)
+    return steps
+
+
+def _reasoning(response: Mapping[str, Any]) -> str | None:
+    """The model's own words for a step: a reasoning field if the contract has one,
+    else the summary of a conclusion."""
+    for holder in (response, response.get("next") or {}):
+        for key in ("reasoning", "reasoning_summary", "summary"):
+            value = holder.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+class _Evidence:
+    """Evidence records and payloads, each read once per report."""
+
+    def __init__(self, store: EvidenceStore) -> None:
+        self._store = store
+        self._records = {r["evidence_id"]: r for r in store.records()}
+        self._payloads: dict[str, Any] = {}
+
+    def payload(self, evidence_id: str) -> Any:
+        if evidence_id not in self._payloads:
+            record = self._records.get(evidence_id)
+            if record is None:
+                raise EvidenceError(
+                    "evidence_unknown", "no evidence with this ID", {"evidence_id": evidence_id}
+                )
+            self._payloads[evidence_id] = self._store.payload(record)
+        return self._payloads[evidence_id]
+
+    def origin(self, evidence_id: str) -> dict[str, Any]:
+        record = self._records.get(evidence_id) or {}
+        origin: dict[str, Any] = {"kind": record.get("kind")}
+        for key in ("capture_sha256", "capture_path", "result_sha256", "result_path", "step_key"):
+            if isinstance(record.get(key), str):
+                origin[key] = record[key]
+        return origin
+
+    def result(self, evidence_id: str) -> dict[str, Any]:
+        text, truncated = excerpt(self.payload(evidence_id))
+        return {"evidence_id": evidence_id, "excerpt": text, "truncated": truncated}
+
+    def citation(
+        self, hid: str, number: int, cited: Mapping[str, Any], *, verified: bool
+    ) -> dict[str, Any]:
+        evidence_id, reference = cited["evidence_id"], cited["reference"]
+        stored = cited.get("value_sha256") if verified else None
+        found, value_hash, value = self._resolve(evidence_id, reference)
+        if not found:
+            verification = "unresolved"
+        elif stored is None:
+            verification = "unverified"
+        else:
+            verification = "verified" if value_hash == stored else "mismatch"
+        text, truncated = excerpt(value) if found else ("", False)
+        provenance = cited.get("provenance") if verified else None
+        return {
+            "anchor": f"cite-{hid}-{number}",
+            "number": number,
+            "evidence_id": evidence_id,
+            "role": cited["role"],
+            "reference": reference,
+            "verification": verification,
+            "value_sha256": stored,
+            "computed_sha256": value_hash,
+            "excerpt": text,
+            "truncated": truncated,
+            "provenance": dict(provenance) if isinstance(provenance, dict) else None,
+            "evidence": self.origin(evidence_id),
+        }
+
+    def _resolve(self, evidence_id: str, reference: str) -> tuple[bool, str | None, Any]:
+        """(found, SHA-256 of the value as citations hash it, value)."""
+        if evidence_id not in self._records:
+            return False, None, None
+        payload = self.payload(evidence_id)
+        line = _LINE_REF.fullmatch(reference)
+        if line is not None:
+            first = int(line.group(1))
+            last = int(line.group(2) or first)
+            texts = _lines(payload, first, last)
+            if texts is None:
+                return False, None, None
+            joined = "\n".join(texts)
+            return True, sha256_hex(joined.encode("utf-8")), joined
+        try:
+            value = resolve_reference(payload, reference)
+        except (KeyError, IndexError, ValueError, TypeError):
+            return False, None, None
+        return True, sha256_hex(canonical_bytes(value)), value
+
+
+def _lines(payload: Any, first: int, last: int) -> list[str] | None:
+    """The texts of lines ``first``..``last`` in a source result (objects with a
+    ``line`` number and a ``text``), or ``None`` when one of them is not there."""
+    found: dict[int, str] = {}
+    stack = [payload]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            number, text = node.get("line"), node.get("text")
+            if type(number) is int and isinstance(text, str) and first <= number <= last:
+                found.setdefault(number, text)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+    if any(n not in found for n in range(first, last + 1)):
+        return None
+    return [found[n] for n in range(first, last + 1)]
+
+
+def excerpt(value: Any) -> tuple[str, bool]:
+    """A value as text for a reader (a string as itself, anything else as canonical
+    JSON), cut to ``EXCERPT_CHARS``; and whether it was cut."""
+    text = value if isinstance(value, str) else canonical_bytes(value).decode("utf-8")
+    if len(text) <= EXCERPT_CHARS:
+        return text, False
+    return text[:EXCERPT_CHARS], True
+
+
+__all__ = ["EXCERPT_CHARS", "REPORT_FORMAT", "build_report", "excerpt"]

@@ -1,0 +1,283 @@
+"""The case report as one self-contained HTML page.
+
+No script, no external resource (no font, image, stylesheet or link off the
+page): it reads the same opened from disk, offline, in any browser. Every
+text of the report is escaped (``html.escape`` with quotes) before it is
+placed, including the report text, rows and source lines, which are hostile
+input; attribute values are only the report's own anchors. Each citation is a
+link to ``#<anchor>``, the element that shows the cited excerpt with its
+hashes and origin; ``:target`` highlights it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from html import escape
+from typing import Any
+
+from viano_bug_analysis.jsonio import canonical_bytes
+
+_STYLE = """
+:root { color-scheme: light; }
+body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  margin: 0 auto; max-width: 60rem; padding: 1.5rem; color: #1b1f24; background: #fff; }
+h1 { font-size: 1.7rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.3rem; border-bottom: 1px solid #d0d7de; padding-bottom: .2rem; margin-top: 2rem; }
+h3 { font-size: 1.1rem; margin: 1.2rem 0 .4rem; }
+.meta { color: #57606a; font-size: .9rem; }
+.notice { border: 2px solid #bf8700; background: #fff8c5; padding: .75rem 1rem;
+  font-weight: 600; margin: 1rem 0; }
+.notice.blocked { border-color: #cf222e; background: #ffebe9; }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0; }
+th, td { border: 1px solid #d0d7de; padding: .35rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+pre { background: #f6f8fa; border: 1px solid #d0d7de; padding: .5rem .75rem; overflow-x: auto;
+  white-space: pre-wrap; word-break: break-word; font: 13px/1.45 ui-monospace, SFMono-Regular,
+  Menlo, Consolas, monospace; margin: .3rem 0; }
+code, .hash { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  font-size: .85rem; }
+.hash { word-break: break-all; }
+.status { display: inline-block; padding: 0 .45rem; border-radius: .6rem; font-size: .85rem;
+  font-weight: 600; border: 1px solid currentColor; }
+.supported, .verified { color: #116329; }
+.refuted, .mismatch, .unresolved, .blocked-status { color: #a40e26; }
+.inconclusive, .unverified, .open { color: #7d4e00; }
+.hypothesis { border: 1px solid #d0d7de; border-radius: .4rem; padding: .25rem 1rem 1rem;
+  margin: 1rem 0; }
+ol.steps > li { margin-bottom: .8rem; }
+.excerpt { border-left: 4px solid #0969da; padding: .25rem .75rem; margin: .8rem 0; }
+.excerpt:target { background: #ddf4ff; border-left-color: #bf3989; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .1rem .8rem; margin: .3rem 0; }
+dt { font-weight: 600; color: #57606a; }
+dd { margin: 0; }
+a { color: #0969da; }
+"""
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    """The page for a ``case-report-v1`` document."""
+    parts: list[str] = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        # The page may load nothing at all: a report opened from disk stays offline.
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'\">",
+        f"<title>Case report {_t(report['case_id'])}</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>Case {_t(report['case_id'])}: {_t(report['report']['title'])}</h1>",
+        f'<p class="meta">package <code>{_t(report["package_id"])}</code> · analysis revision '
+        f"{_t(report['analysis_revision'])} · state <strong>{_t(report['state']['state'])}"
+        f"</strong>{_verdict_meta(report)}</p>",
+    ]
+    notice = report["state"]["notice"]
+    if notice:
+        kind = "notice blocked" if report["state"]["blocked"] else "notice"
+        parts.append(f'<p class="{kind}" id="state-notice">{_t(notice)}</p>')
+    parts += _verdict_table(report)
+    parts += ["<h2>The report</h2>", f"<pre>{_t(report['report']['text'])}</pre>"]
+    parts += _sources_and_facts(report)
+    parts.append("<h2>Hypotheses</h2>")
+    for hypothesis in report["hypotheses"]:
+        parts += _hypothesis(hypothesis)
+    parts += _excerpts(report)
+    parts += _usage(report["usage"])
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _t(value: Any) -> str:
+    """Any value as escaped text."""
+    return escape(value if isinstance(value, str) else str(value), quote=True)
+
+
+def _json(value: Any) -> str:
+    return _t(canonical_bytes(value).decode("utf-8"))
+
+
+def _status(text: str, css: str | None = None) -> str:
+    cls = css or text
+    return f'<span class="status {escape(cls, quote=True)}">{_t(text)}</span>'
+
+
+def _verdict_meta(report: Mapping[str, Any]) -> str:
+    verdict = report["verdict"]
+    if verdict is None:
+        return " · no verdict issued"
+    return f" · verdict version {_t(verdict['version'])} issued {_t(verdict['issued_at'])}"
+
+
+def _confidence(value: Any) -> str:
+    return "–" if value is None else f"{float(value):.2f}"
+
+
+def _verdict_table(report: Mapping[str, Any]) -> list[str]:
+    rows = [
+        "<h2>Verdict</h2>",
+        "<table><tr><th>Hypothesis</th><th>Statement</th><th>Result</th>"
+        "<th>Confidence</th><th>Summary</th></tr>",
+    ]
+    for h in report["hypotheses"]:
+        css = "blocked-status" if h["status"] == "blocked" else h["status"]
+        rows.append(
+            f'<tr><td><a href="#hypothesis-{_t(h["id"])}">{_t(h["id"])}</a></td>'
+            f"<td>{_t(h['statement'])}</td><td>{_status(h['status'], css)}</td>"
+            f"<td>{_confidence(h['confidence'])}</td><td>{_t(h['summary'] or '')}</td></tr>"
+        )
+    rows.append("</table>")
+    return rows
+
+
+def _dl(items: Iterable[tuple[str, Any]]) -> str:
+    cells = "".join(
+        f'<dt>{_t(k)}</dt><dd class="{"hash" if _is_hash(v) else ""}">{_value(v)}</dd>'
+        for k, v in items
+    )
+    return f"<dl>{cells}</dl>"
+
+
+def _is_hash(value: Any) -> bool:
+    return isinstance(value, str) and len(value) >= 40
+
+
+def _value(value: Any) -> str:
+    return _t(value) if isinstance(value, str | int | float) else _json(value)
+
+
+def _sources_and_facts(report: Mapping[str, Any]) -> list[str]:
+    parts = ["<h2>Sources</h2>"]
+    if not report["sources"]:
+        parts.append("<p>No sources in the case.</p>")
+    else:
+        parts.append(
+            "<table><tr><th>Source</th><th>Role</th><th>Attachment / member</th>"
+            "<th>SHA-256</th></tr>"
+        )
+        for s in report["sources"]:
+            parts.append(
+                f"<tr><td><code>{_t(s['source_ref'])}</code></td><td>{_t(s['role'])}</td>"
+                f"<td>{_t(s['attachment'])} / {_t(s['member'])}</td>"
+                f'<td class="hash">{_t(s["sha256"])}</td></tr>'
+            )
+        parts.append("</table>")
+    parts.append("<h2>Facts</h2>")
+    if not report["facts"]:
+        parts.append("<p>No enrichment facts (the case was built without project research).</p>")
+    for fact in report["facts"]:
+        parts.append(
+            f'<div class="excerpt" id="fact-{_t(fact["fact_id"])}"><h3>{_t(fact["fact_id"])} · '
+            f"{_t(fact['label'])}</h3>"
+        )
+        if fact["statement"]:
+            parts.append(f"<p>{_t(fact['statement'])}</p>")
+        parts.append(f"<pre>{_t(fact['excerpt'])}{' …' if fact['truncated'] else ''}</pre>")
+        if fact["provenance"]:
+            parts.append(_dl(sorted(fact["provenance"].items())))
+        parts.append("</div>")
+    return parts
+
+
+def _hypothesis(h: Mapping[str, Any]) -> list[str]:
+    css = "blocked-status" if h["status"] == "blocked" else h["status"]
+    parts = [
+        f'<section class="hypothesis" id="hypothesis-{_t(h["id"])}">',
+        f"<h3>{_t(h['id'])}: {_t(h['statement'])}</h3>",
+        f"<p>{_status(h['status'], css)} confidence {_confidence(h['confidence'])}"
+        + (f" · ended by {_t(h['reason'])}" if h["reason"] else "")
+        + "</p>",
+    ]
+    if h["summary"]:
+        parts.append(f"<p><strong>Conclusion:</strong> {_t(h['summary'])}</p>")
+    if h["citations"]:
+        parts.append("<p><strong>Cited evidence:</strong></p><ul>")
+        for c in h["citations"]:
+            parts.append(
+                f'<li><a href="#{_t(c["anchor"])}">[{_t(c["number"])}] {_t(c["evidence_id"])} '
+                f"<code>{_t(c['reference'])}</code></a> {_t(c['role'])} "
+                f"{_status(c['verification'])}</li>"
+            )
+        parts.append("</ul>")
+    elif h["reason"]:
+        parts.append("<p>No evidence cited.</p>")
+    parts.append("<p><strong>Steps</strong></p>")
+    if not h["steps"]:
+        parts.append("<p>No step recorded yet.</p>")
+    parts.append('<ol class="steps">')
+    for s in h["steps"]:
+        parts.append(f"<li><p>step {_t(s['step'])}, attempt {_t(s['attempt'])}: ")
+        if s["status"] == "rejected":
+            parts.append(f"answer rejected: {_t(s['rejection'] or '')}</p>")
+        elif s["status"] == "pending":
+            parts.append("waiting for the model's answer</p>")
+        elif s["conclusion"]:
+            parts.append("conclusion</p>")
+        else:
+            parts.append(f"query <code>{_t(s['query']['operation'])}</code></p>")
+            parts.append(f"<pre>{_t(s['query']['arguments'])}</pre>")
+        if s["assessment"] is not None:
+            parts.append(
+                f"<p>assessment so far: {_t(s['assessment'])}, confidence "
+                f"{_confidence(s['confidence'])}</p>"
+            )
+        if s["reasoning"]:
+            parts.append(f"<p>model: {_t(s['reasoning'])}</p>")
+        if s["result"]:
+            cut = " (excerpt)" if s["result"]["truncated"] else ""
+            parts.append(
+                f"<p>result {_t(s['result']['evidence_id'])}{cut}:</p>"
+                f"<pre>{_t(s['result']['excerpt'])}</pre>"
+            )
+        if s["dispatch_rejected"]:
+            parts.append(f"<p>the tool refused the request: {_t(s['dispatch_rejected'])}</p>")
+        parts.append("</li>")
+    parts += ["</ol>", "</section>"]
+    return parts
+
+
+def _excerpts(report: Mapping[str, Any]) -> list[str]:
+    citations = [c for h in report["hypotheses"] for c in h["citations"]]
+    parts = ["<h2>Cited excerpts</h2>"]
+    if not citations:
+        parts.append("<p>No citations.</p>")
+    for h in report["hypotheses"]:
+        for c in h["citations"]:
+            cut = " …(excerpt)" if c["truncated"] else ""
+            parts.append(
+                f'<div class="excerpt" id="{_t(c["anchor"])}">'
+                f"<h3>[{_t(c['number'])}] {_t(h['id'])} cites {_t(c['evidence_id'])} "
+                f"<code>{_t(c['reference'])}</code> {_status(c['verification'])}</h3>"
+                f'<pre class="cited-value">{_t(c["excerpt"])}{cut}</pre>'
+            )
+            items: list[tuple[str, Any]] = [
+                ("role", c["role"]),
+                ("stored SHA-256", c["value_sha256"] or "none (not verified at the conclusion)"),
+                ("SHA-256 now", c["computed_sha256"] or "the reference does not resolve"),
+            ]
+            items += [(f"evidence {k}", v) for k, v in sorted(c["evidence"].items())]
+            if c["provenance"]:
+                items += [(f"origin {k}", v) for k, v in sorted(c["provenance"].items())]
+            parts.append(_dl(items))
+            parts.append(f'<p><a href="#hypothesis-{_t(h["id"])}">back to {_t(h["id"])}</a></p>')
+            parts.append("</div>")
+    return parts
+
+
+def _usage(usage: Mapping[str, Any]) -> list[str]:
+    return [
+        "<h2>Tokens and budget</h2>",
+        "<table><tr><th>prompt tokens</th><th>completion tokens</th><th>total tokens</th>"
+        "<th>model answers</th><th>budget units spent</th><th>budget units granted</th></tr>",
+        f"<tr><td>{_t(usage['prompt_tokens'])}</td><td>{_t(usage['completion_tokens'])}</td>"
+        f"<td>{_t(usage['total_tokens'])}</td><td>{_t(usage['model_answers'])}"
+        + (
+            f" ({_t(usage['answers_without_usage'])} without usage)"
+            if usage["answers_without_usage"]
+            else ""
+        )
+        + f"</td><td>{_t(usage['budget_units_spent'])}</td>"
+        f"<td>{_t(usage['budget_units_limit'])}</td></tr></table>",
+        '<p class="meta">Budget units are tokens plus the fixed cost of each tool call.</p>',
+    ]
+
+
+__all__ = ["render_html"]

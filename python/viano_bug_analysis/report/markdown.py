@@ -1,0 +1,155 @@
+"""The case report as Markdown, for a ticket.
+
+Stored texts (the report, rows, source lines, the model's words) are hostile
+input here too: inline they are escaped (Markdown punctuation gets a
+backslash, ``<`` and ``&`` become entities, line breaks become spaces), and
+blocks go into a code fence longer than any run of backticks inside them, so
+nothing in a value can end the fence, open a link or inject HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_BACKTICKS = re.compile(r"`+")
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """The Markdown text for a ``case-report-v1`` document."""
+    out: list[str] = [
+        f"# Case {_i(report['case_id'])}: {_i(report['report']['title'])}",
+        "",
+        f"Package `{_code(report['package_id'])}`, analysis revision "
+        f"{report['analysis_revision']}, state **{_i(report['state']['state'])}**"
+        + _verdict_line(report),
+        "",
+    ]
+    if report["state"]["notice"]:
+        out += [f"> **{_i(report['state']['notice'])}**", ""]
+    out += ["## Verdict", "", "| Hypothesis | Result | Confidence | Summary |", "|---|---|---|---|"]
+    for h in report["hypotheses"]:
+        out.append(
+            f"| {h['id']} {_i(h['statement'])} | {h['status']} | {_confidence(h['confidence'])} "
+            f"| {_i(h['summary'] or '')} |"
+        )
+    out += ["", "## The report", "", *_block(report["report"]["text"]), ""]
+    if report["sources"]:
+        out += ["## Sources", ""]
+        for s in report["sources"]:
+            out.append(
+                f"- `{_code(s['source_ref'])}` ({_i(s['role'])}): {_i(s['attachment'])} / "
+                f"{_i(s['member'])}, sha256 `{_code(s['sha256'])}`"
+            )
+        out.append("")
+    if report["facts"]:
+        out += ["## Facts", ""]
+        for fact in report["facts"]:
+            origin = ""
+            if fact["provenance"]:
+                origin = " — " + ", ".join(
+                    f"{_i(k)} `{_code(v)}`" for k, v in sorted(fact["provenance"].items())
+                )
+            out.append(f"- **{_i(fact['fact_id'])}** {_i(fact['label'])}{origin}")
+            out += ["", *_block(fact["excerpt"], indent="  "), ""]
+    out += ["## Hypotheses", ""]
+    for h in report["hypotheses"]:
+        out += _hypothesis(h)
+    out += [
+        "## Tokens and budget",
+        "",
+        f"- prompt tokens: {report['usage']['prompt_tokens']}",
+        f"- completion tokens: {report['usage']['completion_tokens']}",
+        f"- model answers: {report['usage']['model_answers']} "
+        f"({report['usage']['answers_without_usage']} without usage)",
+        f"- budget units: {report['usage']['budget_units_spent']} of "
+        f"{report['usage']['budget_units_limit']} spent (tokens plus the fixed cost of each "
+        "tool call)",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def _hypothesis(h: Mapping[str, Any]) -> list[str]:
+    out = [
+        f"### {h['id']}: {_i(h['statement'])}",
+        "",
+        f"**{h['status']}**, confidence {_confidence(h['confidence'])}"
+        + (f", ended by {_i(h['reason'])}" if h["reason"] else ""),
+        "",
+    ]
+    if h["summary"]:
+        out += [f"Conclusion: {_i(h['summary'])}", ""]
+    if h["steps"]:
+        out.append("Steps:")
+        out.append("")
+        for s in h["steps"]:
+            head = f"{s['step']}. (attempt {s['attempt']}) "
+            if s["status"] == "rejected":
+                out.append(head + f"answer rejected: {_i(s['rejection'] or '')}")
+            elif s["status"] == "pending":
+                out.append(head + "waiting for the model's answer")
+            elif s["conclusion"]:
+                out.append(head + "conclusion")
+            else:
+                out.append(head + f"query `{_code(s['query']['operation'])}`")
+                out += _block(s["query"]["arguments"], indent="   ")
+            if s["reasoning"]:
+                out.append(f"   model: {_i(s['reasoning'])}")
+            if s["result"]:
+                out.append(f"   result {s['result']['evidence_id']}:")
+                out += _block(s["result"]["excerpt"], indent="   ")
+            if s["dispatch_rejected"]:
+                out.append(f"   the tool refused the request: {_i(s['dispatch_rejected'])}")
+        out.append("")
+    if h["citations"]:
+        out += ["Cited evidence:", ""]
+        for c in h["citations"]:
+            out.append(
+                f"- [{c['number']}] {c['evidence_id']} `{_code(c['reference'])}` "
+                f"({c['role']}), **{c['verification']}**, stored sha256 "
+                f"`{c['value_sha256'] or 'none'}`, sha256 now `{c['computed_sha256'] or 'none'}`"
+            )
+            if c["provenance"]:
+                out.append(
+                    "  origin: "
+                    + ", ".join(f"{_i(k)} `{_code(v)}`" for k, v in sorted(c["provenance"].items()))
+                )
+            out += ["", *_block(c["excerpt"], indent="  "), ""]
+    return out
+
+
+def _verdict_line(report: Mapping[str, Any]) -> str:
+    verdict = report["verdict"]
+    if verdict is None:
+        return ", no verdict issued."
+    return f", verdict version {verdict['version']} issued {_i(verdict['issued_at'])}."
+
+
+def _confidence(value: Any) -> str:
+    return "–" if value is None else f"{float(value):.2f}"
+
+
+def _i(value: Any) -> str:
+    """Inline text, escaped."""
+    text = value if isinstance(value, str) else str(value)
+    text = text.replace("&", "&amp;").replace("<", "&lt;")
+    text = " ".join(text.split())
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def _code(value: Any) -> str:
+    """Text inside a one-backtick code span: backticks and line breaks cannot stay."""
+    text = value if isinstance(value, str) else str(value)
+    return " ".join(text.replace("`", "'").split())
+
+
+def _block(text: str, *, indent: str = "") -> list[str]:
+    longest = max((len(m.group(0)) for m in _BACKTICKS.finditer(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [indent + fence + "text", *(indent + line for line in text.splitlines()), indent + fence]
+
+
+__all__ = ["render_markdown"]
