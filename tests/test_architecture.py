@@ -32,6 +32,7 @@ LAYERS = (
 TOP_LEVEL = {
     "cli": "command line",
     "demo": "command line",
+    "mcp_server": "command line",
     "report": "report",
     "profiles": "profiles",
     "investigation": "investigation",

@@ -13,6 +13,8 @@
                                                 run the hypothesis loop with an LLM
     vba status PACKAGE                          phase, blocked reason, budget, evidence
     vba resume PACKAGE --operator NAME          operator resume of a blocked case
+    vba mcp --package PACKAGE [--project-config C] [--profile P] [--limits FILE]
+                                                serve the read-only tools over MCP (stdio)
 
 Every command ends with a code from ``viano_bug_analysis.exit_codes`` (the
 table is printed by ``--help``); a typed error goes to stderr as one JSON
@@ -229,6 +231,12 @@ def _cmd_research(args: argparse.Namespace) -> int:
     return run(args.config, args.query, pretty=args.pretty)
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.mcp_server.command import run_mcp
+
+    return run_mcp(args)
+
+
 def _add_profile(parser: argparse.ArgumentParser) -> None:
     from viano_bug_analysis.profiles import DEFAULT_PROFILE
 
@@ -341,6 +349,14 @@ def _parser() -> argparse.ArgumentParser:
     resume.add_argument("package", help="case package directory")
     resume.add_argument("--operator", required=True, help="who resumes (recorded)")
     resume.set_defaults(run=_cmd_resume)
+    from viano_bug_analysis.mcp_server.command import add_arguments as add_mcp_arguments
+
+    mcp = commands.add_parser(
+        "mcp", help="serve the read-only tools of one package over MCP (stdio)", **shared
+    )
+    add_mcp_arguments(mcp)
+    _add_profile(mcp)
+    mcp.set_defaults(run=_cmd_mcp)
     return parser
 
 

@@ -366,6 +366,12 @@ class PackageLayout:
     HYPOTHESES: Final = PurePosixPath("analysis", "investigation", "hypotheses")
     POLICY: Final = PurePosixPath("analysis", "investigation", "policy.json")
     LLM_CALLS: Final = PurePosixPath("analysis", "llm", "calls")
+    # -- an MCP session (written by ``vba mcp``): numbered call records, and the
+    # requests, results and project captures they name, stored by SHA-256.
+    MCP_CALLS: Final = PurePosixPath("analysis", "mcp", "calls")
+    MCP_REQUESTS: Final = PurePosixPath("analysis", "mcp", "requests")
+    MCP_RESULTS: Final = PurePosixPath("analysis", "mcp", "results")
+    MCP_CAPTURES: Final = PurePosixPath("analysis", "mcp", "captures")
     # The case verdict, one append-only file per issued version (v0001.json ...).
     VERDICTS: Final = PurePosixPath("analysis", "investigation", "verdicts")
 

@@ -533,6 +533,26 @@ class ToolError(VbaError):
     )
 
 
+class McpError(VbaError):
+    """A call ``vba mcp`` refuses itself, or an MCP audit trail that does not verify.
+
+    The tools' own refusals keep their classes and codes (``ToolError``,
+    ``ResearchError``, ``CaseError``): an MCP client sees the same code as
+    the command line.
+    """
+
+    codes = frozenset(
+        {
+            "mcp_arguments_invalid",
+            "mcp_arguments_too_large",
+            "mcp_audit_corrupt",
+            "mcp_sdk_missing",
+            "mcp_tool_failed",
+            "mcp_tool_unknown",
+        }
+    )
+
+
 # Codes no string literal names (see above): the drift test cannot see them raised.
 DYNAMIC_CODES: Final = BUDGET_JOURNAL_CODES | CHECKPOINT_LOG_CODES | _INPUT_CODES
 

@@ -1,0 +1,84 @@
+"""``vba mcp --package PACKAGE [--project-config C] [--profile P] [--limits FILE]``.
+
+Everything a tool could otherwise choose is fixed here, before the first
+message is read: the package, the profile (router and schema adapter), the
+router limits and the ProjectResearch configuration (git commit, database
+server, table allowlist, credentials source). The package must load and its
+audit directories must take a file, or the command ends at once with the
+CLI's error line and exit code instead of serving a broken session.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from viano_bug_analysis.errors import McpError
+from viano_bug_analysis.exit_codes import ExitCode
+
+
+def _report_builder() -> Any:
+    """``report.build_report`` and ``render_markdown``, when the package has them."""
+    try:
+        from viano_bug_analysis.report import build_report, render_markdown
+    except ImportError:
+        return None
+
+    def build(package: Path) -> tuple[dict[str, Any], str]:
+        report = build_report(package)
+        return report, render_markdown(report)
+
+    return build
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    from viano_bug_analysis import __version__
+    from viano_bug_analysis.case.package import load_package
+    from viano_bug_analysis.profiles import load_profile
+    from viano_bug_analysis.tools.limits import load_limits
+
+    try:
+        from viano_bug_analysis.mcp_server.server import serve_stdio
+    except ImportError:
+        raise McpError(
+            "mcp_sdk_missing",
+            "the MCP Python SDK is not installed; pip install 'viano-bug-analysis[mcp]'",
+            {"package": "mcp"},
+        ) from None
+    from viano_bug_analysis.mcp_server.tools import McpTools
+
+    package = Path(args.package)
+    load_package(package)  # a package that does not load is no session
+    limits = load_limits(args.limits) if args.limits is not None else None
+    router = load_profile(args.profile).router(limits=limits)
+    research = None
+    if args.project_config is not None:
+        from viano_bug_analysis.project_research.config import load_config
+        from viano_bug_analysis.project_research.service import ProjectResearch
+
+        research = ProjectResearch(load_config(args.project_config))
+    tools = McpTools(package, router, research=research, report=_report_builder())
+    tools.log.check_writable()
+    try:
+        serve_stdio(tools, version=__version__)
+    finally:
+        if research is not None:
+            research.close()
+    return ExitCode.OK
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--package", required=True, type=Path, help="case package directory")
+    parser.add_argument(
+        "--project-config", help="ProjectResearch TOML; offers project_query (else not offered)"
+    )
+    parser.add_argument(
+        "--limits",
+        type=Path,
+        metavar="FILE",
+        help="JSON or TOML file of ToolLimits for case_query (schema tool-limits-v1)",
+    )
+
+
+__all__ = ["add_arguments", "run_mcp"]

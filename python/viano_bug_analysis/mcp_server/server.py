@@ -1,0 +1,96 @@
+"""The MCP face: ``McpTools`` served over stdio with the official MCP Python SDK.
+
+The low-level ``mcp.server.lowlevel.Server`` is used rather than the
+high-level ``MCPServer``: the high-level class derives a tool's input schema
+from a Python signature, while these tools take the bundled JSON Schemas of
+``schemas/`` as they are (one source, the one the router and ProjectResearch
+validate against). Each call runs in a worker thread, so the event loop keeps
+answering pings while a query reads.
+
+The server ends when the client closes its stdin (the stdio transport's end
+of input), after the call in progress, and closes the research connections.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from viano_bug_analysis.mcp_server.tools import McpTools, Outcome
+
+SERVER_NAME = "viano-bug-analysis"
+META_KEY = "viano-bug-analysis/call"
+READ_ONLY = types.ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+def build_server(tools: McpTools, *, version: str = "") -> Server[Any]:
+    """An SDK server whose tools are ``tools``'s, with their schemas as given."""
+    listed = [
+        types.Tool(
+            name=spec.name,
+            description=spec.description,
+            input_schema=spec.input_schema,
+            output_schema=spec.output_schema,
+            annotations=READ_ONLY,
+        )
+        for spec in tools.specs()
+    ]
+
+    async def list_tools(
+        _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(
+        _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        outcome = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments)
+        return to_result(outcome)
+
+    return Server(
+        SERVER_NAME,
+        version=version,
+        instructions=(
+            "Read-only tools over one case package: call case_facts first for the case "
+            "identity and the source_refs, then case_query with investigation-request-v1 "
+            "batches. Every call is recorded in the package."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def to_result(outcome: Outcome) -> types.CallToolResult:
+    meta = {META_KEY: outcome.recorded.meta()} if outcome.recorded is not None else None
+    return types.CallToolResult(
+        content=[types.TextContent(text=outcome.text)],
+        structured_content=outcome.structured,
+        is_error=outcome.is_error,
+        _meta=meta,
+    )
+
+
+def serve_stdio(tools: McpTools, *, version: str = "") -> None:
+    """Serves until the client closes stdin."""
+    server = build_server(tools, version=version)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:  # pragma: no cover - an operator's Ctrl-C
+        sys.stderr.write("vba mcp: interrupted\n")
+
+
+__all__ = ["META_KEY", "build_server", "serve_stdio", "to_result"]

@@ -1,0 +1,363 @@
+"""The tools ``vba mcp`` offers, as plain synchronous Python (no MCP SDK here).
+
+``McpTools`` is built once per server process with everything fixed: the
+package, the router of the profile (its limits and schema adapter), the
+ProjectResearch service of the configuration. A tool argument can only say
+what the tool's schema allows; nothing names a path of this machine, a
+server, a credential or a commit.
+
+Each call returns an ``Outcome``: the structured content (the same document
+``vba query`` / ``vba research`` print, or the error line the CLI prints on
+stderr: ``{"error": code, "message", "details"}``), a short text rendering,
+whether it is an error, and what the audit trail recorded. Every call is
+recorded (``audit.CallLog``) before its answer is returned; when the record
+cannot be written the answer is withheld and the write failure is the error.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from viano_bug_analysis.case.package import CasePackage, load_package
+from viano_bug_analysis.errors import JsonEncodeError, McpError, VbaError
+from viano_bug_analysis.investigation.project_context import LABELS, load_index
+from viano_bug_analysis.mcp_server.audit import CallLog, Recorded, request_bytes
+from viano_bug_analysis.project_research.captures import Capture
+from viano_bug_analysis.project_research.service import ProjectResearch
+from viano_bug_analysis.schema_errors import check
+from viano_bug_analysis.schemas import load_schema
+from viano_bug_analysis.tools.router import InvestigationToolRouter
+
+# A batch is at most 64 KiB (ToolLimits.request_bytes) and a query 64 KiB:
+# anything far beyond is refused before it is stored.
+MAX_ARGUMENT_BYTES = 1 << 20
+NO_ARGUMENTS_SCHEMA = "mcp-no-arguments-v1"
+FACTS_SCHEMA = "mcp-case-facts-v1"
+REPORT_SCHEMA = "mcp-case-report-v1"
+
+ReportBuilder = Callable[[Path], tuple[dict[str, Any], str]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Outcome:
+    structured: dict[str, Any]
+    text: str
+    is_error: bool = False
+    recorded: Recorded | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def error_content(error: VbaError) -> dict[str, Any]:
+    """The CLI's error line as structured content: code, message, details."""
+    return {"error": error.code, "message": error.message, "details": error.details}
+
+
+class McpTools:
+    def __init__(
+        self,
+        package: Path,
+        router: InvestigationToolRouter,
+        *,
+        research: ProjectResearch | None = None,
+        report: ReportBuilder | None = None,
+    ) -> None:
+        self.package = package
+        self.router = router
+        self.research = research
+        self.report = report
+        self.log = CallLog(str(package))
+        # One call at a time: the router and the log number calls in order.
+        self._lock = threading.Lock()
+        self._handlers: dict[str, Callable[[Mapping[str, Any], bytes], Outcome]] = {
+            "case_query": self._case_query,
+            "case_facts": self._case_facts,
+        }
+        if report is not None:
+            self._handlers["case_report"] = self._case_report
+        if research is not None:
+            self._handlers["project_query"] = self._project_query
+
+    # -- what the client sees --------------------------------------------------------------
+
+    def specs(self) -> list[ToolSpec]:
+        specs = [
+            ToolSpec(
+                "case_query",
+                "Answer one investigation-request-v1 batch over the case package's declared "
+                "source and database snapshots (read-only; the whole batch is checked first, "
+                "all or nothing). Results carry SHA-256, line numbers and row pointers. "
+                "case_facts gives the case_id, package_id, analysis_revision and source_refs.",
+                load_schema("investigation-request-v1"),
+                load_schema("investigation-result-v1"),
+            ),
+            ToolSpec(
+                "case_facts",
+                "The labelled enrichment facts of the case's current revision with their "
+                "provenance, the case identity a case_query batch must name, and the "
+                "declared source_refs it may read.",
+                load_schema(NO_ARGUMENTS_SCHEMA),
+                load_schema(FACTS_SCHEMA),
+            ),
+        ]
+        if self.report is not None:
+            specs.append(
+                ToolSpec(
+                    "case_report",
+                    "The case report of the package as Markdown (read-only).",
+                    load_schema(NO_ARGUMENTS_SCHEMA),
+                    load_schema(REPORT_SCHEMA),
+                )
+            )
+        if self.research is not None:
+            specs.append(
+                ToolSpec(
+                    "project_query",
+                    "One project-query-v1 query against the configured git commit or the "
+                    "allowlisted database tables (read-only; no SQL, values travel as "
+                    "parameters). Kinds: source.files, source.search, source.symbol, "
+                    "source.registration, source.schema, source.read, database.tables, "
+                    "database.schema, database.rows, database.count.",
+                    load_schema("project-query-v1"),
+                    load_schema("project-result-v1"),
+                )
+            )
+        return specs
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> Outcome:
+        """Answers one tool call; never raises for a refused call."""
+        with self._lock:
+            handler = self._handlers.get(name)
+            if handler is None:
+                allowed = ", ".join(sorted(self._handlers))
+                return _refused(
+                    McpError(
+                        "mcp_tool_unknown",
+                        f"this server offers no such tool; allowed: {allowed}",
+                        {"allowed": allowed},
+                    )
+                )
+            args: Mapping[str, Any] = arguments if arguments is not None else {}
+            try:
+                data = request_bytes(args)
+            except JsonEncodeError as err:
+                return _refused(
+                    McpError(
+                        "mcp_arguments_invalid",
+                        "the arguments are not a JSON document",
+                        {"path": "", "reason": err.code},
+                    )
+                )
+            if len(data) > MAX_ARGUMENT_BYTES:
+                return _refused(
+                    McpError(
+                        "mcp_arguments_too_large",
+                        "the arguments exceed the size limit",
+                        {"limit": MAX_ARGUMENT_BYTES, "size": len(data)},
+                    )
+                )
+            try:
+                return handler(args, data)
+            except VbaError as err:  # the record itself could not be written
+                return _refused(err)
+            except Exception as err:  # a bug: say only its class, never its text
+                sys.stderr.write(f"vba mcp: {name} failed unexpectedly: {type(err).__name__}\n")
+                return _refused(
+                    McpError(
+                        "mcp_tool_failed",
+                        "the tool failed unexpectedly; the server log names the class",
+                        {"type": type(err).__name__},
+                    )
+                )
+
+    # -- the tools ---------------------------------------------------------------------
+
+    def _case_query(self, args: Mapping[str, Any], data: bytes) -> Outcome:
+        try:
+            result = self.router.query(self.package, args)
+        except VbaError as err:
+            return self._record_error("case_query", data, err)
+        package = {
+            "analysis_revision": result["analysis_revision"],
+            "case_sha256": result["case_ref"]["sha256"],
+        }
+        recorded = self.log.record("case_query", data, package=package, result=result)
+        return Outcome(result, _query_text(result, recorded), recorded=recorded)
+
+    def _project_query(self, args: Mapping[str, Any], data: bytes) -> Outcome:
+        assert self.research is not None
+        try:
+            capture = self.research.capture(args)
+        except VbaError as err:
+            return self._record_error("project_query", data, err)
+        recorded = self.log.record(
+            "project_query", data, package=self._package_state(), capture=capture
+        )
+        return Outcome(dict(capture.result), _project_text(capture, recorded), recorded=recorded)
+
+    def _case_facts(self, args: Mapping[str, Any], data: bytes) -> Outcome:
+        try:
+            _no_arguments(args)
+            package = load_package(self.package)
+            facts = case_facts(package)
+        except VbaError as err:
+            return self._record_error("case_facts", data, err)
+        recorded = self.log.record("case_facts", data, package=_state_of(package), result=facts)
+        count = len(facts["facts"])
+        text = (
+            f"case {facts['case_id']} revision {facts['analysis_revision']}: "
+            f"{count} labelled fact(s), {len(facts['sources'])} declared source_ref(s)"
+            + _recorded_text(recorded)
+        )
+        return Outcome(facts, text, recorded=recorded)
+
+    def _case_report(self, args: Mapping[str, Any], data: bytes) -> Outcome:
+        assert self.report is not None
+        try:
+            _no_arguments(args)
+            package = load_package(self.package)
+            report, markdown = self.report(self.package)
+        except VbaError as err:
+            return self._record_error("case_report", data, err)
+        content = {
+            "format": "viano-mcp-case-report",
+            "format_version": 1,
+            "case_id": package.case_id,
+            "analysis_revision": package.analysis_revision,
+            "report": report,
+            "markdown": markdown,
+        }
+        recorded = self.log.record("case_report", data, package=_state_of(package), result=content)
+        return Outcome(content, markdown, recorded=recorded)
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _package_state(self) -> dict[str, Any] | None:
+        try:
+            return _state_of(load_package(self.package))
+        except VbaError:
+            return None
+
+    def _record_error(self, tool: str, data: bytes, error: VbaError) -> Outcome:
+        recorded = self.log.record(tool, data, package=self._package_state(), error=error)
+        outcome = _refused(error)
+        outcome.recorded = recorded
+        outcome.text += _recorded_text(recorded)
+        return outcome
+
+
+def _refused(error: VbaError) -> Outcome:
+    where = error.details.get("path")
+    text = f"refused: {error.code}: {error.message}"
+    if isinstance(where, str) and where:
+        text += f" (at {where})"
+    hint = error.details.get("hint")
+    if isinstance(hint, str):
+        text += f"; {hint}"
+    return Outcome(error_content(error), text, is_error=True)
+
+
+def _no_arguments(args: Mapping[str, Any]) -> None:
+    if (found := check(NO_ARGUMENTS_SCHEMA, dict(args))) is not None:
+        details = found.details()
+        raise McpError("mcp_arguments_invalid", "this tool takes no arguments", details)
+
+
+def _state_of(package: CasePackage) -> dict[str, Any]:
+    return {"analysis_revision": package.analysis_revision, "case_sha256": package.case_sha256}
+
+
+def case_facts(package: CasePackage) -> dict[str, Any]:
+    """The ``mcp-case-facts-v1`` document of a loaded package."""
+    manifest = package.manifest
+    index = load_index(package)
+    facts = []
+    for fact in (index or {}).get("facts", []):
+        facts.append({**fact, "label": LABELS.get(fact.get("kind"), "project data")})
+    sources = [
+        {
+            "source_ref": entry.source_ref,
+            "kind": entry.kind,
+            "role": entry.role,
+            "member": entry.member,
+        }
+        for entry in package.context_entries.values()
+    ]
+    return {
+        "format": "viano-mcp-case-facts",
+        "format_version": 1,
+        "case_id": manifest["case_id"],
+        "package_id": manifest["package_id"],
+        "analysis_revision": manifest["analysis_revision"],
+        "generation": manifest["generation"],
+        "phase": manifest["phase"],
+        "state": manifest["status"]["state"],
+        "case_ref": {"path": manifest["case"]["path"], "sha256": package.case_sha256},
+        "hypothesis_ids": sorted(package.hypothesis_ids),
+        "sources": sources,
+        "research_origin": (index or {}).get("research_origin"),
+        "facts": facts,
+    }
+
+
+def _recorded_text(recorded: Recorded | None) -> str:
+    if recorded is None:
+        return ""
+    text = f"\nrecorded as MCP call {recorded.seq}"
+    if recorded.repeat_of is not None:
+        text += (
+            f"; identical to call {recorded.repeat_of} (same request, same package revision, "
+            "same answer): nothing new"
+        )
+    return text
+
+
+def _query_text(result: Mapping[str, Any], recorded: Recorded) -> str:
+    lines = [
+        f"case {result['case_id']} revision {result['analysis_revision']}: "
+        f"{len(result['results'])} result(s), batch {result['batch_sha256'][:12]}"
+    ]
+    for item in result["results"]:
+        body = item["result"]
+        if "total" in body:
+            page = f"{len(body.get('matches', body.get('rows', [])))} of {body['total']}"
+            more = f", next_offset {body['next_offset']}" if body.get("truncated") else ""
+            lines.append(f"{item['request_id']} {item['operation']}: {page}{more}")
+        elif "lines" in body:
+            lines.append(
+                f"{item['request_id']} {item['operation']}: lines "
+                f"{body['start_line']}-{body['end_line']} of {body['source_ref']}"
+            )
+        else:
+            lines.append(f"{item['request_id']} {item['operation']}: {body.get('table')}")
+    return "\n".join(lines) + _recorded_text(recorded)
+
+
+def _project_text(capture: Capture, recorded: Recorded) -> str:
+    result = capture.result
+    coverage = result["coverage"]
+    complete = "complete" if coverage.get("complete") else "partial"
+    returned = coverage.get("returned")
+    count = f", {returned} returned" if isinstance(returned, int) else ""
+    total = coverage.get("total")
+    if isinstance(total, int):
+        count += f" of {total}"
+    return (
+        f"{result['query']['kind']}: {complete}{count}; capture {capture.sha256[:12]}"
+        + _recorded_text(recorded)
+    )
+
+
+__all__ = ["McpTools", "Outcome", "ToolSpec", "case_facts", "error_content"]
