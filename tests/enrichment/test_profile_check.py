@@ -145,3 +145,56 @@ def test_a_column_of_another_schema_era_resolves_to_its_alternative_once() -> No
         ("entry", "Title"),
         "Title",
     )
+
+
+CHAIN = b"""
+[[relationships]]
+relation = "quest_next"
+from_table = "game_event_creature_quest"
+from_column = "quest"
+from_id_column = "id"
+entity_type = "quest"
+
+[[relationships]]
+relation = "quest_text"
+from_table = "quest_template"
+from_column = "LogTitle"
+from_id_column = "ID"
+source = "source.symbol"
+"""
+
+
+def test_a_relation_that_only_reaches_a_missing_entity_table_is_not_blocked() -> None:
+    report = check_profile(
+        parse_profile(PROFILE + CHAIN), _schema({"quest_template": "table_not_found"})
+    )
+    blocked = {item["user"]: item["because"] for item in report["blocked"]}
+    # quest_next's quest IDs still reach the event givers and conditions.
+    assert "relationship quest_next" not in blocked
+    assert blocked["relationship quest_text"] == [
+        "starts from quest_template.ID, LogTitle: table quest_template is missing (table_not_found)"
+    ]
+    assert blocked["entities.quest"] == [
+        "looks up quest_template.ID, LogTitle: table quest_template is missing (table_not_found)"
+    ]
+    text = "\n".join(warnings(report))
+    assert (
+        "partly followed relationship quest_next: it reaches quest IDs whose quest_template rows "
+        "cannot be read (table quest_template is missing (table_not_found)); their own links are "
+        "still followed (quest_event_giver, quest_condition)"
+    ) in text
+    assert "cannot follow relationship quest_next" not in text
+    assert not report["ok"]
+
+
+def test_a_missing_column_names_the_relation_table_and_column() -> None:
+    del TABLES["conditions"]["ConditionTypeOrReference"]
+    try:
+        report = _check({})
+    finally:
+        TABLES["conditions"]["ConditionTypeOrReference"] = "int(11)"
+    blocked = {item["user"]: item["because"] for item in report["blocked"]}
+    assert (
+        "reads conditions.ConditionTypeOrReference: column missing"
+        in (blocked["relationship quest_condition"])
+    )

@@ -14,12 +14,7 @@ import orjson
 
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.enrichment import research_origin, summarize
-from viano_bug_analysis.enrichment.profile_check import (
-    check_profile,
-    lines,
-    resolved_columns,
-    warnings,
-)
+from viano_bug_analysis.enrichment.profile_check import check_profile, lines, warnings
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
@@ -57,12 +52,10 @@ def run_build(args: argparse.Namespace) -> int:
             with ProjectResearch(config) as research:
                 # Once, before any lookup: what the profile cannot reach in this
                 # database, so an empty enrichment is not mistaken for a finding.
+                # (The CaseBuilder resolves the profile's column alternatives itself.)
                 if profile is not None:
-                    checked = check_profile(profile, research.query)
-                    for line in warnings(checked):
+                    for line in warnings(check_profile(profile, research.query)):
                         sys.stderr.write(f"profile check: {line}\n")
-                    # Column names of this database's schema era, resolved once.
-                    profile = profile.with_columns(resolved_columns(checked))
                 built = CaseBuilder(
                     args.spec,
                     args.package,

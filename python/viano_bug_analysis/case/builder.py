@@ -58,7 +58,8 @@ from viano_bug_analysis.enrichment.extract import (
 )
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
-from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError
+from viano_bug_analysis.enrichment.profile_check import resolve_columns
+from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError, ResearchError
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
 
 REVISIONS_DIR = PackageLayout.REVISIONS.as_posix()
@@ -286,8 +287,15 @@ class CaseBuilder:
         )
         journal = StepJournal(self._layout, research_rel, self._research, hook=self._hook)
         captures_rel = (research_rel / "captures").as_posix()
+        # Column names of this database's schema era, resolved here for every
+        # caller: the schema answers are journaled steps like any other query,
+        # so a resumed build replays them and resolves the same way.
+        resolution: list[dict[str, Any]] = []
+        profile = self._profile.with_columns(
+            resolve_columns(self._profile, _journaled_schema(journal, resolution))
+        )
         enricher = Enricher(
-            self._profile,
+            profile,
             journal.run,
             capture_path=lambda sha: f"{captures_rel}/{sha}.json",
             progress=self._progress,
@@ -302,13 +310,13 @@ class CaseBuilder:
             "profile": {"name": self._profile.name, "sha256": self._profile.sha256},
             "research_origin": self._origin,
             "mentions": [_mention_view(m) for m in mentions],
-            "queries": run.queries,
+            "queries": resolution + run.queries,
             "facts": run.facts,
         }
         data = _compact(index)
         self._files.write_once(index_rel, data)
         self._hook("index-written")
-        return index_rel, sha256_hex(data), run.facts, run.queries, journal.asked
+        return index_rel, sha256_hex(data), run.facts, resolution + run.queries, journal.asked
 
     def _member_lines(self, source_context: list[dict[str, Any]]) -> Iterator[MemberLines]:
         for entry in source_context:
@@ -347,6 +355,36 @@ class CaseBuilder:
 
     def _read_manifest(self) -> dict[str, Any] | None:
         return self._files.read_document(MANIFEST_NAME, encode=canonical_bytes)
+
+
+def _journaled_schema(
+    journal: StepJournal, records: list[dict[str, Any]]
+) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+    """A ``database.schema`` answerer for ``resolve_columns`` that runs through the journal.
+
+    Each step is recorded in ``records`` in the form of the enrichment's own
+    query records (purpose ``column_resolution``); a refusal is raised as the
+    ResearchError it was, which resolves nothing for that table.
+    """
+
+    def schema(query: Mapping[str, Any]) -> Mapping[str, Any]:
+        outcome = journal.run(query)
+        records.append(
+            {
+                "step": outcome.step,
+                "query_sha256": outcome.query_sha256,
+                "capture_sha256": outcome.capture.sha256 if outcome.capture else None,
+                "refused_code": outcome.refused_code,
+                "depth": 0,
+                "purpose": {"kind": "column_resolution", "table": query["table"]},
+            }
+        )
+        if outcome.capture is None:
+            code = outcome.refused_code or "refused"
+            raise ResearchError(code, "the schema query was refused", {"table": query["table"]})
+        return outcome.capture.result
+
+    return schema
 
 
 def _placed(attachments: list[dict[str, Any]]) -> list[PlacedAttachment]:

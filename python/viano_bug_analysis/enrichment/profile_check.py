@@ -31,18 +31,34 @@ TABLE_STATUS = {"table_not_allowed": NOT_ALLOWLISTED, "table_not_found": MISSING
 
 @dataclass
 class _Need:
-    """What the profile uses of one table: columns, and which of them compare with integers."""
+    """What the profile uses of one table: columns, and which of them compare with integers.
+
+    ``users`` maps each user (``entities.quest``, ``relationship quest_next``)
+    to how it uses the table: ``looks up`` (an entity lookup), ``reads`` (a
+    relationship's query or a text column), ``starts from`` (a relationship
+    followed from this table's rows), or ``reaches`` (a relationship whose
+    target is this entity table: its other links do not need the table).
+    """
 
     columns: dict[str, set[str]] = field(default_factory=dict)  # column -> users
     integer: set[str] = field(default_factory=set)
-    users: set[str] = field(default_factory=set)
+    users: dict[str, str] = field(default_factory=dict)  # user -> role
 
-    def add(self, user: str, columns: Iterable[str | None], integer: Iterable[str] = ()) -> None:
-        self.users.add(user)
+    def add(
+        self,
+        user: str,
+        role: str,
+        columns: Iterable[str | None],
+        integer: Iterable[str] = (),
+    ) -> None:
+        self.users.setdefault(user, role)
         for column in columns:
             if column is not None:
                 self.columns.setdefault(column, set()).add(user)
         self.integer.update(integer)
+
+
+LOOKS_UP, READS, STARTS_FROM, REACHES = "looks up", "reads", "starts from", "reaches"
 
 
 def needs(profile: EnrichmentProfile) -> dict[str, _Need]:
@@ -55,24 +71,36 @@ def needs(profile: EnrichmentProfile) -> dict[str, _Need]:
     for entity in profile.entities.values():
         if entity.table is not None:
             need(entity.table).add(
-                f"entities.{entity.entity_type}", entity.columns, [entity.column]
+                f"entities.{entity.entity_type}", LOOKS_UP, entity.columns, [entity.column]
             )
     for text in profile.texts:
-        need(text.table).add(f"texts {text.table}.{text.column}", [text.column])
+        need(text.table).add(f"texts {text.table}.{text.column}", READS, [text.column])
     for rel in profile.relationships:
         user = f"relationship {rel.relation}"
         if rel.from_table is not None:
-            need(rel.from_table).add(user, [rel.from_column, rel.from_id_column, rel.when_column])
+            need(rel.from_table).add(
+                user, STARTS_FROM, [rel.from_column, rel.from_id_column, rel.when_column]
+            )
         if rel.table is not None and rel.column is not None:
             integer = [rel.column] + [f.column for f in rel.filters if _is_integer_value(f.value)]
             need(rel.table).add(
-                user, [*rel.columns, rel.column, *(f.column for f in rel.filters)], integer
+                user, READS, [*rel.columns, rel.column, *(f.column for f in rel.filters)], integer
             )
         elif rel.source is None and rel.entity_type is not None:
             entity = profile.entities[rel.entity_type]
             if entity.table is not None:
-                need(entity.table).users.add(user)
+                need(entity.table).add(user, REACHES, ())
     return dict(sorted(tables.items()))
+
+
+def _links(profile: EnrichmentProfile, entity_type: str) -> list[str]:
+    """The relationships keyed by an ID of this type itself (asked without its table)."""
+    return [r.relation for r in profile.relationships if r.from_entity == entity_type]
+
+
+def _target_type(profile: EnrichmentProfile, user: str) -> str | None:
+    relation = user.removeprefix("relationship ")
+    return next((r.entity_type for r in profile.relationships if r.relation == relation), None)
 
 
 def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
@@ -80,10 +108,14 @@ def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
 
     A refusal other than a missing or not allowlisted table is reported with
     its own code; an unavailable service is not a finding and propagates.
+    A relationship that only *reaches* a missing entity table is not blocked:
+    the IDs it reaches still start their own links; it is listed under
+    ``partial`` with the table it cannot read and the links that still answer.
     """
     database = profile.database
     report_tables: list[dict[str, Any]] = []
     blocked: dict[str, list[str]] = {}
+    partial: dict[str, str] = {}
     to_allow: list[str] = []
     for table, need in needs(profile).items():
         query: dict[str, Any] = {"kind": "database.schema", "table": table}
@@ -95,19 +127,29 @@ def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
         except ResearchUnavailable:
             raise
         except ResearchError as err:
-            entry.update(status=TABLE_STATUS.get(err.code, err.code), code=err.code)
+            status = TABLE_STATUS.get(err.code, err.code)
+            entry.update(status=status, code=err.code)
             if err.code == "table_not_allowed":
                 to_allow.append(table)
-            for user in need.users:
-                blocked.setdefault(user, []).append(f"{table}: {entry['status']}")
+            for user, role in sorted(need.users.items()):
+                why = f"table {table} is {status.replace('_', ' ')} ({err.code})"
+                entity_type = _target_type(profile, user) if role == REACHES else None
+                links = _links(profile, entity_type) if entity_type is not None else []
+                if links:
+                    partial[user] = (
+                        f"reaches {entity_type} IDs whose {table} rows cannot be read ({why}); "
+                        f"their own links are still followed ({', '.join(links)})"
+                    )
+                    continue
+                used = sorted(c for c, users in need.columns.items() if user in users)
+                what = f"{table}.{', '.join(used)}" if used else table
+                blocked.setdefault(user, []).append(f"{role} {what}: {why}")
             report_tables.append(entry)
             continue
         types = {c["name"]: str(c["type"]) for c in answer["result"]["columns"]}
         columns = []
         for column, users in sorted(need.columns.items()):
-            # The name as written, else the first alternative this table has.
-            names = (column, *profile.column_alternatives.get((table, column), ()))
-            live = next((n for n in names if n in types), None)
+            live = _live_name(profile, table, column, types)
             status = PRESENT
             if live is None:
                 status = MISSING
@@ -122,22 +164,66 @@ def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
                 item["as"] = live
             columns.append(item)
             if status != PRESENT:
-                for user in users:
-                    blocked.setdefault(user, []).append(f"{table}.{column}: {status}")
+                kind = f", type {item['type']}" if item["type"] else ""
+                for user in sorted(users):
+                    blocked.setdefault(user, []).append(
+                        f"{need.users[user]} {table}.{column}: column {status.replace('_', ' ')}"
+                        f"{kind}"
+                    )
         problems = [c for c in columns if c["status"] != PRESENT]
         entry.update(status=PRESENT if not problems else "incomplete", columns=columns)
         report_tables.append(entry)
     allow_lines = []
     if to_allow:
         allow_lines = ["[database.allow]", f"{database or '<database>'} = [... {_names(to_allow)}]"]
+    missing_tables = [t for t in report_tables if t["status"] != PRESENT]
     return {
         "profile": profile.name,
         "database": database,
-        "ok": not blocked,
+        "ok": not blocked and not missing_tables,
         "tables": report_tables,
         "blocked": [{"user": user, "because": why} for user, why in sorted(blocked.items())],
+        "partial": [{"user": user, "because": why} for user, why in sorted(partial.items())],
         "allowlist_lines": allow_lines,
     }
+
+
+def _live_name(
+    profile: EnrichmentProfile, table: str, column: str, types: Mapping[str, str]
+) -> str | None:
+    """The name as written, else the first alternative this table has (None: neither)."""
+    names = (column, *profile.column_alternatives.get((table, column), ()))
+    return next((n for n in names if n in types), None)
+
+
+def resolve_columns(profile: EnrichmentProfile, schema: Schema) -> dict[tuple[str, str], str]:
+    """(table, column) -> the alternative name the live table uses, for every table with
+    ``[column_alternatives]``; one ``database.schema`` query per such table.
+
+    The one place alternatives are resolved: ``vba case build`` and a
+    CaseBuilder constructed directly both go through it (the builder stores
+    the answer with the revision, so a resumed build resolves the same way).
+    A refused table resolves nothing: its lookups become coverage facts.
+    """
+    chosen: dict[tuple[str, str], str] = {}
+    for table in sorted({table for table, _column in profile.column_alternatives}):
+        query: dict[str, Any] = {"kind": "database.schema", "table": table}
+        if profile.database is not None:
+            query["database"] = profile.database
+        try:
+            answer = schema(query)
+        except ResearchUnavailable:
+            raise
+        except ResearchError:
+            continue
+        types = {c["name"]: str(c["type"]) for c in answer["result"]["columns"]}
+        for alt_table, column in sorted(profile.column_alternatives):
+            if alt_table != table:
+                continue
+            live = _live_name(profile, table, column, types)
+            if live is not None and live != column:
+                chosen[(table, column)] = live
+    return chosen
 
 
 def resolved_columns(report: Mapping[str, Any]) -> dict[tuple[str, str], str]:
@@ -163,7 +249,9 @@ def warnings(report: Mapping[str, Any]) -> list[str]:
                     f"column {table['table']}.{column['column']}: {column['status']}{kind}"
                 )
     for item in report["blocked"]:
-        lines.append(f"cannot follow {item['user']}: {'; '.join(item['because'])}")
+        lines.append(f"cannot follow {item['user']}: it {'; '.join(item['because'])}")
+    for item in report.get("partial", []):
+        lines.append(f"partly followed {item['user']}: it {item['because']}")
     if report["allowlist_lines"]:
         lines.append("add to the allowlist: " + " ".join(report["allowlist_lines"]))
     return lines
@@ -193,4 +281,11 @@ def _names(tables: Iterable[str]) -> str:
     return ", ".join(f'"{t}"' for t in tables)
 
 
-__all__ = ["check_profile", "lines", "needs", "resolved_columns", "warnings"]
+__all__ = [
+    "check_profile",
+    "lines",
+    "needs",
+    "resolve_columns",
+    "resolved_columns",
+    "warnings",
+]

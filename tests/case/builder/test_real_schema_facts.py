@@ -220,3 +220,50 @@ def test_a_negative_required_npc_or_go_reaches_the_gameobject(
             | {"table": "gameobject_template", "value": 91020, "entity_type": "gameobject"},
         )
     ]
+
+
+ERA_PROFILE = b"""
+format = "viano-enrichment-profile"
+format_version = 1
+profile = "older_era"
+database = "cata_world"
+
+# Written for an older world DB (creature_text.entry); the live table says CreatureID.
+[column_alternatives]
+"creature_text.entry" = ["CreatureID"]
+
+[[extract]]
+entity_type = "creature"
+in = "report.text"
+pattern = '\\bnpc=(\\d{1,9})\\b'
+
+[entities.creature]
+
+[[relationships]]
+relation = "creature_text_link"
+from_entity = "creature"
+table = "creature_text"
+column = "entry"
+columns = ["entry", "Text"]
+"""
+
+
+def test_a_directly_constructed_builder_resolves_column_alternatives(
+    tmp_path: Path, mariadb: TestDatabase, source_repo: tuple[Path, str]
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, "cata_world")
+    with ProjectResearch(load_config(config)) as inner:
+        research = CountingResearch(inner)
+        built = CaseBuilder(
+            case_spec(tmp_path / "inputs", text="Bruni (npc=91010) never speaks."),
+            tmp_path / "package",
+            profile=parse_profile(ERA_PROFILE),
+            project_research=research,
+            research_origin=research_origin(load_config(config)),
+        ).build()
+    texts = [r for fact in _rows(built.facts, "creature_text") for r in fact["rows"]]
+    assert texts == [{"CreatureID": 91010, "Text": "Kegs won't roll themselves, $n!"}]
+    # The schema answer that chose the name is a journaled step of the revision.
+    purposes = [q["purpose"] for q in built.queries]
+    assert purposes[0] == {"kind": "column_resolution", "table": "creature_text"}
+    assert len(research.asked) == len(built.queries)
