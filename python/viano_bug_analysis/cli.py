@@ -13,6 +13,8 @@
                                                 run the hypothesis loop with an LLM
     vba status PACKAGE                          phase, blocked reason, budget, evidence
     vba resume PACKAGE --operator NAME          operator resume of a blocked case
+    vba report PACKAGE [--format html|md|json] [-o FILE]
+                                                the case report (read-only)
     vba mcp --package PACKAGE [--project-config C] [--profile P] [--limits FILE]
                                                 serve the read-only tools over MCP (stdio)
 
@@ -219,6 +221,18 @@ def _cmd_status(args: argparse.Namespace) -> int:
     return run_status(args)
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.report.output import report_bytes, write_report
+
+    data = report_bytes(args.package, args.format)
+    if args.output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        write_report(data, args.output, args.package)
+    return 0
+
+
 def _cmd_resume(args: argparse.Namespace) -> int:
     from viano_bug_analysis.investigation.commands import run_resume
 
@@ -343,6 +357,17 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("package", help="case package directory")
     status.add_argument("--json", action="store_true", help="print JSON")
     status.set_defaults(run=_cmd_status)
+    report_cmd = commands.add_parser(
+        "report", help="the case report as one HTML page, Markdown or JSON (read-only)", **shared
+    )
+    report_cmd.add_argument("package", help="case package directory")
+    report_cmd.add_argument(
+        "--format", choices=("html", "md", "json"), default="html", help="default html"
+    )
+    report_cmd.add_argument(
+        "-o", "--output", metavar="FILE", help="write FILE (outside the package), not stdout"
+    )
+    report_cmd.set_defaults(run=_cmd_report)
     resume = commands.add_parser(
         "resume", help="operator resume of a blocked investigation", **shared
     )

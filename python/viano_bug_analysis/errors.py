@@ -553,6 +553,15 @@ class McpError(VbaError):
     )
 
 
+class ReportError(VbaError):
+    """``vba report`` cannot put the report where it was asked to (the package is
+    only read: a report file inside it is refused)."""
+
+    codes = frozenset(
+        {"report_format_unknown", "report_output_inside_package", "report_write_failed"}
+    )
+
+
 # Codes no string literal names (see above): the drift test cannot see them raised.
 DYNAMIC_CODES: Final = BUDGET_JOURNAL_CODES | CHECKPOINT_LOG_CODES | _INPUT_CODES
 

@@ -31,6 +31,7 @@ from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.llm import ChatClient
 from viano_bug_analysis.investigation.manifest_sync import manifest_status
 from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.investigation.verdict import hypothesis_entries, usage_of
 
 EXIT_BLOCKED = ExitCode.BLOCKED
 
@@ -113,6 +114,15 @@ def status_document(package_path: Any) -> dict[str, Any]:
             h["id"]: (log.outcome(h["id"]) or {}).get("assessment", "open")
             for h in package.case["hypotheses"]
         },
+        # Each ended hypothesis's conclusion in the model's words, with its confidence.
+        "outcomes": {
+            entry["id"]: {k: entry[k] for k in ("assessment", "confidence", "summary", "reason")}
+            for entry in hypothesis_entries(layout, package.case["hypotheses"])
+            if entry["reason"] is not None
+        },
+        # Tokens as the LLM server reported them, apart from the budget's units
+        # (tokens plus the fixed cost of each tool dispatch).
+        "usage": usage_of(layout),
     }
 
 
@@ -134,9 +144,32 @@ def run_status(args: argparse.Namespace) -> int:
             f"budget {account}: {numbers['spent']} of {numbers['limit']} spent "
             f"({numbers['status']})"
         )
+    usage = document["usage"]
+    print(
+        f"tokens: {usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion "
+        f"in {usage['model_answers']} model answer(s)"
+        + (
+            f", {usage['answers_without_usage']} without reported usage"
+            if usage["answers_without_usage"]
+            else ""
+        )
+    )
+    print(
+        f"budget units: {usage['budget_units_spent']} of {usage['budget_units_limit']} spent "
+        "(tokens plus the fixed cost of each tool call)"
+    )
     print(f"evidence: {document['evidence']} record(s)")
     for hid, assessment in document["hypotheses"].items():
-        print(f"{hid}: {assessment}")
+        outcome = document["outcomes"].get(hid)
+        if outcome is None:
+            print(f"{hid}: {assessment}")
+            continue
+        confidence = outcome["confidence"]
+        shown = "no confidence" if confidence is None else f"confidence {confidence:.2f}"
+        print(f"{hid}: {assessment} ({outcome['reason']}, {shown})")
+        if outcome["summary"]:
+            # The model's words: one line, so a summary cannot fake further status lines.
+            print(f"  {' '.join(str(outcome['summary']).split())}")
     return 0
 
 

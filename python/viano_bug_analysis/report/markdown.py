@@ -1,8 +1,9 @@
 """The case report as Markdown, for a ticket.
 
 Stored texts (the report, rows, source lines, the model's words) are hostile
-input here too: inline they are escaped (Markdown punctuation gets a
-backslash, ``<`` and ``&`` become entities, line breaks become spaces), and
+input here too: inline they are escaped (the punctuation that opens
+emphasis, code, a link, a cell or a quote gets a backslash, ``<`` and ``&``
+become entities, line breaks become spaces), and
 blocks go into a code fence longer than any run of backticks inside them, so
 nothing in a value can end the fence, open a link or inject HTML.
 """
@@ -13,7 +14,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+# What can open emphasis, code, a link, a table cell, a heading or a quote inline
+# (text is never at the start of a line, so list markers need no escape).
+_SPECIAL = re.compile(r"([\\`*_\[\]#|~>])")
 _BACKTICKS = re.compile(r"`+")
 
 
