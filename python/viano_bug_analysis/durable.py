@@ -366,6 +366,8 @@ class PackageLayout:
     HYPOTHESES: Final = PurePosixPath("analysis", "investigation", "hypotheses")
     POLICY: Final = PurePosixPath("analysis", "investigation", "policy.json")
     LLM_CALLS: Final = PurePosixPath("analysis", "llm", "calls")
+    # -- the case interpretation (written by ``vba interpret``), one folder per revision ---
+    INTERPRETATION: Final = PurePosixPath("analysis", "interpretation")
     # -- an MCP session (written by ``vba mcp``): numbered call records, and the
     # requests, results and project captures they name, stored by SHA-256.
     MCP_CALLS: Final = PurePosixPath("analysis", "mcp", "calls")
@@ -386,6 +388,7 @@ class PackageLayout:
         CHECKPOINTS,
         BUDGET_JOURNAL,
         VERDICTS,
+        INTERPRETATION,
     )
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
@@ -426,6 +429,12 @@ class PackageLayout:
     def verdict(version: int) -> PurePosixPath:
         """Version ``version`` of the case verdict (``.../verdicts/v0001.json``)."""
         return PackageLayout.VERDICTS / f"v{version:04d}.json"
+
+    @staticmethod
+    def interpretation(number: int) -> PurePosixPath:
+        """The interpretation of revision ``number`` (``analysis/interpretation/r0001``):
+        its write-once ``NN-call`` / ``NN-reply`` / ``NN-decision`` files per attempt."""
+        return PackageLayout.INTERPRETATION / f"r{number:04d}"
 
     @staticmethod
     def attachment(name: str) -> PurePosixPath:

@@ -326,6 +326,18 @@ class CheckpointError(VbaError):
     }
 
 
+class InterpretationError(VbaError):
+    """The case interpretation or the investigation cannot start on this case (stable ``code``)."""
+
+    codes = frozenset(
+        {
+            "case_has_no_hypotheses",
+            "interpretation_after_conclusion",
+            "interpretation_without_sources",
+        }
+    )
+
+
 class LlmError(VbaError):
     """A chat-completions call or its configuration failed (stable ``code``).
 
