@@ -42,13 +42,14 @@ import orjson
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
-from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.errors import InterpretationError, VbaError
 from viano_bug_analysis.investigation.budget import BudgetError, BudgetManager
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
     CONCLUDED,
     INVALID_LLM_RESPONSES,
     INVESTIGATION,
+    REOPENED,
     RESEARCH_UNAVAILABLE,
     CheckpointStore,
 )
@@ -142,6 +143,13 @@ class InvestigationController:
 
     def _run(self) -> RunOutcome:
         package = load_package(self._root)
+        if not package.case["hypotheses"]:
+            # An empty list would "conclude" at once; `vba investigate` interprets first.
+            raise InterpretationError(
+                "case_has_no_hypotheses",
+                "the case has no hypotheses: run vba interpret (vba investigate does it first)",
+                {"analysis_revision": package.analysis_revision},
+            )
         check_writable(self._layout)  # a read-only or full package fails before a paid call
         current = self._checkpoints.current()
         if current is not None:
@@ -156,13 +164,26 @@ class InvestigationController:
             self._checkpoints.sync_manifest()
         elif current.state == CONCLUDED:
             # An earlier version concluded a case past a conclusion it had not
-            # completed (its account still open). Nothing may follow `concluded`
-            # in the log, but the account can still be closed.
+            # completed (its account still open): the account can still be closed.
+            open_ids = []
             for hypothesis in package.case["hypotheses"]:
                 stored = self._log.outcome(hypothesis["id"])
                 if stored is not None:
                     self._close_account(hypothesis["id"], stored)
-            return self._finish(CONCLUDED, None)
+                else:
+                    open_ids.append(hypothesis["id"])
+            if not open_ids:
+                return self._finish(CONCLUDED, None)
+            # A later case revision added hypotheses: the one move out of
+            # `concluded` reopens the investigation for them.
+            self._checkpoints.advance(
+                INVESTIGATION,
+                event=REOPENED,
+                analysis_revision=package.analysis_revision,
+                hypotheses=open_ids,
+            )
+            self._checkpoints.sync_manifest()
+            self._hook("reopened")
         for hypothesis in package.case["hypotheses"]:
             stored = self._log.outcome(hypothesis["id"])
             if stored is not None:
