@@ -17,6 +17,10 @@ Side by side in each group:
 * ``ours_cold``: a fresh ``GitSource`` (empty content cache): open the
   repository, list the commit, read and decode every blob, search;
 * ``ours_warm``: the same ``GitSource`` again (blobs cached by ID);
+* ``inflate_floor``: only inflating every blob the search reads, on every
+  core, into one reused buffer per worker, output discarded (no decode, no
+  cache, no search): what a cold search cannot go below. Its listing is
+  made once outside the timing;
 * ``rg``: ``rg -F -n <literal>`` on the checkout (skipped when ripgrep is
   missing).
 
@@ -39,6 +43,7 @@ from typing import Any
 
 import pytest
 
+from viano_bug_analysis._native import GitRepository, GitSelection
 from viano_bug_analysis.project_research.git_source import GitSource
 
 LITERAL = "PyErr_SetString"
@@ -192,6 +197,26 @@ def _bench_warm(benchmark: Any, corpus: Corpus) -> dict[str, Any]:
     return result
 
 
+def _bench_floor(benchmark: Any, corpus: Corpus) -> int:
+    _describe(benchmark, corpus)
+    repo = GitRepository(corpus.checkout, cache_bytes=0)
+    tree = repo.tree(corpus.commit, max_entries=1_000_000, timeout_s=60.0)
+    selection = tree.select(prefix=None, sql_only=False, max_file_bytes=MAX_FILE_BYTES)
+
+    def floor(selection: GitSelection) -> int:
+        return selection.inflate_floor(timeout_s=60.0)
+
+    inflated: int = benchmark.pedantic(floor, args=(selection,), rounds=10, warmup_rounds=1)
+    # Each distinct blob once, as a search reads it.
+    unique = {
+        blob: size
+        for _, _, blob, size, bad in tree.find_paths(contains="", prefix=None)
+        if bad is None and size <= MAX_FILE_BYTES
+    }
+    assert inflated == sum(unique.values())
+    return inflated
+
+
 def _bench_git_grep(benchmark: Any, corpus: Corpus) -> int:
     _describe(benchmark, corpus)
     benchmark.extra_info["role"] = "reference"
@@ -230,6 +255,11 @@ def test_ours_warm(benchmark: Any, text_corpus: Corpus) -> None:
 
 
 @pytest.mark.benchmark(group=TEXT_GROUP)
+def test_inflate_floor(benchmark: Any, text_corpus: Corpus) -> None:
+    _bench_floor(benchmark, text_corpus)
+
+
+@pytest.mark.benchmark(group=TEXT_GROUP)
 @needs_rg
 def test_rg(benchmark: Any, text_corpus: Corpus) -> None:
     assert _bench_rg(benchmark, text_corpus) == _ours(_source(text_corpus))["total"]
@@ -251,6 +281,11 @@ def test_ours_cold_mixed(benchmark: Any, mixed_corpus: Corpus) -> None:
 @pytest.mark.benchmark(group=MIXED_GROUP)
 def test_ours_warm_mixed(benchmark: Any, mixed_corpus: Corpus) -> None:
     _bench_warm(benchmark, mixed_corpus)
+
+
+@pytest.mark.benchmark(group=MIXED_GROUP)
+def test_inflate_floor_mixed(benchmark: Any, mixed_corpus: Corpus) -> None:
+    _bench_floor(benchmark, mixed_corpus)
 
 
 @pytest.mark.benchmark(group=MIXED_GROUP)

@@ -114,14 +114,17 @@ impl SourceText {
             text = normalize_line_ends(&text);
         }
         let is_ascii = text.is_ascii();
-        let newlines = count_newlines(&text);
+        // The line index counts every newline once; the line count is its
+        // last entry (one pass instead of a count now and an index later).
+        let index = LineIndex::build(&text);
+        let newlines = index.blocks.last().copied().unwrap_or(0) as usize;
         let line_count = newlines + usize::from(!text.is_empty() && text.last() != Some(&b'\n'));
         Ok(SourceText {
             text,
             had_bom,
             is_ascii,
             line_count,
-            index: OnceLock::new(),
+            index: OnceLock::from(index),
         })
     }
 

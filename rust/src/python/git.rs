@@ -196,6 +196,18 @@ impl PyGitSelection {
         self.selection.total_bytes
     }
 
+    /// The floor of a cold search (for benchmarks): inflates every blob
+    /// the selection would read, on every core, discarding the bytes (no
+    /// cache, no decode, no search); returns the bytes inflated.
+    #[pyo3(signature = (*, timeout_s))]
+    fn inflate_floor(&self, py: Python<'_>, timeout_s: f64) -> PyResult<u64> {
+        let deadline = deadline_after(timeout_s)?;
+        Ok(py.detach(|| {
+            self.store
+                .inflate_floor(&self.tree, &self.selection, ALL_CORES, deadline)
+        })?)
+    }
+
     /// Reads the files (cache first) and searches them: `(total,
     /// files_searched, skipped, hits)` with skipped `(path, reason)` in path
     /// order and hits `(path, blob_id, line, text, text_truncated)` of the

@@ -45,6 +45,8 @@ pub mod store;
 pub mod tree;
 
 #[cfg(test)]
+mod phase_profile;
+#[cfg(test)]
 mod tests;
 
 pub use cache::Content;

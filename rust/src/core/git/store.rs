@@ -7,15 +7,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use gix_hash::ObjectId;
+use gix_object::Find;
 use sha2::{Digest, Sha256};
 
 use super::cache::{BlobCache, Content};
 use super::location::objects_dir;
-use super::objects::{check_deadline, header_size, parse_oid, read_blob, Objects};
+use super::objects::{check_deadline, header_size, parse_oid, read_blob, unreadable, Objects};
 use super::tree::{list_entries, CommitTree, EntryKind, Selection, SkipReason};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::line_search::{self, CompiledQueries, Page, Query, SearchMode};
-use crate::core::parallel::try_map_with;
+use crate::core::parallel::{parallel_map, try_map_with};
 use crate::core::text::SourceText;
 
 /// One page of a search over a selection.
@@ -61,6 +62,11 @@ impl GitStore {
         let mut handle = self.objects.to_cache_arc();
         handle.set_pack_cache(|| Box::<gix_pack::cache::lru::StaticLinkedList<64>>::default());
         handle
+    }
+
+    #[cfg(test)]
+    pub(super) fn handle_for_profile(&self) -> Objects {
+        self.handle()
     }
 
     /// How many blobs were inflated so far (a cached search inflates none).
@@ -109,21 +115,44 @@ impl GitStore {
         threads: usize,
         deadline: Option<Instant>,
     ) -> CoreResult<Vec<Content>> {
-        let mut out: Vec<Option<Content>> = Vec::with_capacity(blobs.len());
+        let loaded = self.load(blobs, max_bytes, threads, deadline, |_| ())?;
+        Ok(loaded.into_iter().map(|(content, ())| content).collect())
+    }
+
+    /// [`Self::contents`] plus `then(content)` for each blob, run by the
+    /// worker that produced the content while its bytes are still in the
+    /// CPU cache (a search scans a text right after inflating it, instead of
+    /// reading all texts from memory again in a second pass).
+    fn load<X: Clone + Send>(
+        &self,
+        blobs: &[(ObjectId, u64)],
+        max_bytes: u64,
+        threads: usize,
+        deadline: Option<Instant>,
+        then: impl Fn(&Content) -> X + Sync,
+    ) -> CoreResult<Vec<(Content, X)>> {
+        let mut out: Vec<Option<(Content, X)>> = Vec::with_capacity(blobs.len());
+        let mut cached: Vec<(usize, Content)> = Vec::new();
         let mut missing: Vec<(usize, ObjectId)> = Vec::new();
         {
             let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
             for (i, &(oid, size)) in blobs.iter().enumerate() {
                 if size > max_bytes {
-                    out.push(Some(Err(SkipReason::TooLarge)));
+                    let content = Err(SkipReason::TooLarge);
+                    let extra = then(&content);
+                    out.push(Some((content, extra)));
                     continue;
                 }
-                let cached = cache.get(&oid);
-                if cached.is_none() {
-                    missing.push((i, oid));
+                match cache.get(&oid) {
+                    Some(content) => cached.push((i, content)),
+                    None => missing.push((i, oid)),
                 }
-                out.push(cached);
+                out.push(None);
             }
+        }
+        let extras = parallel_map(&cached, threads, |(_, content)| then(content));
+        for ((i, content), extra) in cached.into_iter().zip(extras) {
+            out[i] = Some((content, extra));
         }
         if !missing.is_empty() {
             // The same content under several paths is read once.
@@ -131,7 +160,9 @@ impl GitStore {
             unique.sort_unstable();
             unique.dedup();
             let loaded = self.map_blobs(&unique, threads, deadline, |repo, oid| {
-                read_text(repo, oid, max_bytes)
+                let content = read_text(repo, oid, max_bytes)?;
+                let extra = then(&content);
+                Ok((content, extra))
             })?;
             self.blobs_read
                 .fetch_add(unique.len() as u64, Ordering::Relaxed);
@@ -144,6 +175,7 @@ impl GitStore {
                 unique
                     .into_iter()
                     .zip(loaded)
+                    .map(|(oid, (content, _))| (oid, content))
                     .filter(|(_, content)| !matches!(content, Err(SkipReason::TooLarge))),
             );
         }
@@ -191,23 +223,33 @@ impl GitStore {
             .iter()
             .map(|&i| (tree.entries[i].oid, tree.entries[i].size))
             .collect();
-        let contents = self.contents(&blobs, selection.max_file_bytes, threads, deadline)?;
+        // Each text is searched by the worker that decoded it.
+        let loaded = self.load(
+            &blobs,
+            selection.max_file_bytes,
+            threads,
+            deadline,
+            |content| match content {
+                Ok(text) => compiled.matching_lines(text),
+                Err(_) => Vec::new(),
+            },
+        )?;
         let mut skipped = selection.skipped.clone();
-        let mut searched: Vec<usize> = Vec::with_capacity(contents.len());
-        let mut texts: Vec<Arc<SourceText>> = Vec::with_capacity(contents.len());
-        for (&index, content) in selection.files.iter().zip(contents) {
+        let mut searched: Vec<usize> = Vec::with_capacity(loaded.len());
+        let mut texts: Vec<Arc<SourceText>> = Vec::with_capacity(loaded.len());
+        let mut per_text: Vec<Vec<Vec<u32>>> = Vec::with_capacity(loaded.len());
+        for (&index, (content, lines)) in selection.files.iter().zip(loaded) {
             match content {
                 Ok(text) => {
                     searched.push(index);
                     texts.push(text);
+                    per_text.push(lines);
                 }
                 Err(reason) => skipped.push((index, reason)),
             }
         }
         skipped.sort_unstable_by_key(|&(index, _)| index);
-        let refs: Vec<&SourceText> = texts.iter().map(Arc::as_ref).collect();
-        let mut pages = line_search::search(&refs, &compiled, &[page], threads)
-            .map_err(CoreError::in_git_request)?;
+        let mut pages = line_search::cut_pages(per_text, &[page]);
         let result = pages.pop().unwrap_or_default();
         Ok(SearchOutcome {
             total: result.total,
@@ -219,6 +261,40 @@ impl GitStore {
                 .map(|(t, line)| (searched[t], line, Arc::clone(&texts[t])))
                 .collect(),
         })
+    }
+
+    /// The floor of a cold search: inflates every blob `selection` would
+    /// read, on `threads` threads, into one reused buffer per worker, and
+    /// discards the bytes (no decode, no cache, no search). Returns the
+    /// bytes inflated. Benchmarks compare a cold search with this.
+    pub fn inflate_floor(
+        &self,
+        tree: &CommitTree,
+        selection: &Selection,
+        threads: usize,
+        deadline: Option<Instant>,
+    ) -> CoreResult<u64> {
+        let mut unique: Vec<ObjectId> = selection
+            .files
+            .iter()
+            .map(|&i| tree.entries[i].oid)
+            .collect();
+        unique.sort_unstable();
+        unique.dedup();
+        let sizes = try_map_with(
+            &unique,
+            threads,
+            || (self.handle(), Vec::new()),
+            |(repo, buf), oid| {
+                check_deadline(deadline)?;
+                let data = repo
+                    .try_find(oid, buf)
+                    .map_err(|_| unreadable("a blob is corrupt"))?
+                    .ok_or(unreadable("a blob of the commit is missing"))?;
+                Ok::<u64, CoreError>(data.data.len() as u64)
+            },
+        )?;
+        Ok(sizes.into_iter().sum())
     }
 
     /// Lower-case hex SHA-256 of each blob's bytes (the provenance of a
@@ -269,12 +345,7 @@ fn read_text(repo: &Objects, oid: &ObjectId, max_bytes: u64) -> CoreResult<Conte
         return Ok(Err(SkipReason::TooLarge));
     }
     match SourceText::decode(data) {
-        Ok(text) => {
-            // Build the line index now, while the text is still in cache:
-            // the first search would otherwise read it from memory again.
-            let _ = text.haystack();
-            Ok(Ok(Arc::new(text)))
-        }
+        Ok(text) => Ok(Ok(Arc::new(text))),
         Err(CoreError::NulByte { .. }) => Ok(Err(SkipReason::Binary)),
         Err(_) => Ok(Err(SkipReason::NotUtf8)),
     }

@@ -592,7 +592,14 @@ pub fn search(
         });
     }
     let per_text = parallel_map(texts, threads, |text| queries.matching_lines(text));
-    let mut results: Vec<SearchPage> = vec![SearchPage::default(); queries.len()];
+    Ok(cut_pages(per_text, pages))
+}
+
+/// Cuts each query's page from the matching lines of every text, in text
+/// order (`per_text[t][q]` = 0-based lines of text `t` matching query `q`,
+/// as [`CompiledQueries::matching_lines`] returns them).
+pub fn cut_pages(per_text: Vec<Vec<Vec<u32>>>, pages: &[Page]) -> Vec<SearchPage> {
+    let mut results: Vec<SearchPage> = vec![SearchPage::default(); pages.len()];
     for (text_index, lines) in per_text.into_iter().enumerate() {
         for ((result, page), found) in results.iter_mut().zip(pages).zip(lines) {
             let before = result.total;
@@ -611,7 +618,7 @@ pub fn search(
             }
         }
     }
-    Ok(results)
+    results
 }
 
 /// Parses, compiles and runs a batch of `(mode, pattern, page)` queries
