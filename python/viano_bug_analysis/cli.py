@@ -9,8 +9,11 @@
                                                 build or extend a case revision, enriched
     vba case verify PACKAGE [--json]            check a package's hashes (read-only)
     vba research --config C --query Q.json      answer one live project query
+    vba interpret PACKAGE --config C [--profile P]
+                                                propose hypotheses for the report with an LLM
     vba investigate PACKAGE --config C [--profile P]
                                                 run the hypothesis loop with an LLM
+                                                (interprets first when there are none)
     vba status PACKAGE                          phase, blocked reason, budget, evidence
     vba resume PACKAGE --operator NAME          operator resume of a blocked case
     vba report PACKAGE [--format html|md|json] [-o FILE]
@@ -209,6 +212,12 @@ def _cmd_profile_check(args: argparse.Namespace) -> int:
     return run_profile_check(args)
 
 
+def _cmd_interpret(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.investigation.commands import run_interpret
+
+    return run_interpret(args)
+
+
 def _cmd_investigate(args: argparse.Namespace) -> int:
     from viano_bug_analysis.investigation.commands import run_investigate
 
@@ -344,6 +353,15 @@ def _parser() -> argparse.ArgumentParser:
     research.add_argument("--pretty", action="store_true", help="indent the result JSON")
     research.set_defaults(run=_cmd_research)
 
+    interpret = commands.add_parser(
+        "interpret",
+        help="propose hypotheses for a case's report with an LLM (a new case revision)",
+        **shared,
+    )
+    interpret.add_argument("package", help="case package directory")
+    interpret.add_argument("--config", required=True, help="investigation TOML configuration")
+    _add_profile(interpret)
+    interpret.set_defaults(run=_cmd_interpret)
     investigate = commands.add_parser(
         "investigate", help="investigate a case package with an LLM", **shared
     )

@@ -1,4 +1,4 @@
-"""``vba investigate``, ``vba status`` and ``vba resume``.
+"""``vba interpret``, ``vba investigate``, ``vba status`` and ``vba resume``.
 
 Progress goes to stderr (one updating line on a terminal), results to
 stdout. Exit codes are the table of every command (``viano_bug_analysis.
@@ -25,9 +25,10 @@ from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.exit_codes import ExitCode
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import BLOCKED, CheckpointStore
-from viano_bug_analysis.investigation.config import load_investigation_config
+from viano_bug_analysis.investigation.config import InvestigationConfig, load_investigation_config
 from viano_bug_analysis.investigation.controller import InvestigationController, Research
 from viano_bug_analysis.investigation.evidence import EvidenceStore
+from viano_bug_analysis.investigation.interpreter import CaseInterpreter, InterpretationOutcome
 from viano_bug_analysis.investigation.llm import ChatClient
 from viano_bug_analysis.investigation.manifest_sync import manifest_status
 from viano_bug_analysis.investigation.steps import StepLog
@@ -47,6 +48,51 @@ def _research(path: Any) -> Iterator[Research | None]:
         yield research
 
 
+def _interpret(
+    package: Any, config: InvestigationConfig, router: Any, progress: ProgressLine
+) -> InterpretationOutcome:
+    # The interpreter asks nothing live: with research configured it shows the
+    # revision's enrichment facts and may propose a project.query first query.
+    interpreter = CaseInterpreter(
+        package,
+        model=ChatClient(config.llm),
+        settings=config.settings,
+        research_enabled=config.research_config is not None,
+        router=router,
+        progress=progress,
+    )
+    return interpreter.run()
+
+
+def _print_interpretation(outcome: InterpretationOutcome, package: Any) -> int:
+    ids = ", ".join(h["id"] for h in outcome.hypotheses)
+    if outcome.state == BLOCKED:
+        print(f"blocked: {outcome.code} — fix the cause, then `vba resume {package}`")
+        return ExitCode.BLOCKED
+    if not outcome.new:
+        print(f"already interpreted: {ids} (revision {outcome.revision})")
+        return ExitCode.OK
+    print(f"interpreted: {ids} (revision {outcome.revision})")
+    for hypothesis in outcome.hypotheses:
+        origin = hypothesis["origin"]
+        print(f"{hypothesis['id']}: {hypothesis['statement']}")
+        print(f"  refuted if: {origin['refuted_if']}")
+        print(f"  rests on: {', '.join(origin['rests_on'])}")
+        print(f"  first query: {origin['first_query']['operation']}")
+    return ExitCode.OK
+
+
+def run_interpret(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.profiles import load_profile
+
+    config = load_investigation_config(args.config)
+    profile = load_profile(args.profile)
+    progress = ProgressLine(sys.stderr)
+    outcome = _interpret(args.package, config, profile.router(), progress)
+    progress.done()
+    return _print_interpretation(outcome, args.package)
+
+
 def run_investigate(args: argparse.Namespace) -> int:
     from viano_bug_analysis.profiles import load_profile
 
@@ -57,6 +103,13 @@ def run_investigate(args: argparse.Namespace) -> int:
     # Each line carries the budget left as the controller's own journal has it
     # at that moment (a manager opened here would show the state before the run).
     progress = ProgressLine(sys.stderr)
+    if not load_package(args.package).case["hypotheses"]:
+        # No hypotheses yet: the CaseInterpreter proposes them first (a rerun
+        # after a kill finishes the interpretation from its records).
+        interpreted = _interpret(args.package, config, profile.router(), progress)
+        progress.done()
+        if _print_interpretation(interpreted, args.package) != ExitCode.OK:
+            return ExitCode.BLOCKED
     with _research(config.research_config) as research:
         controller = InvestigationController(
             args.package,
@@ -186,4 +239,11 @@ def run_resume(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["EXIT_BLOCKED", "run_investigate", "run_resume", "run_status", "status_document"]
+__all__ = [
+    "EXIT_BLOCKED",
+    "run_interpret",
+    "run_investigate",
+    "run_resume",
+    "run_status",
+    "status_document",
+]

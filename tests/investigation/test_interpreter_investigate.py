@@ -1,0 +1,130 @@
+"""The interpretation in the investigation's life: ``vba investigate`` interprets a case
+without hypotheses first, the controller refuses an empty list instead of concluding it,
+and a hypothesis added by a later revision after the others concluded is investigated."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.case.builder.conftest import case_spec
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.package_fixtures import SCRIPT, SETTINGS, vba, write_config
+from tests.investigation.test_interpreter import GOOD, built
+from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.errors import InterpretationError
+from viano_bug_analysis.investigation.checkpoints import CheckpointStore
+from viano_bug_analysis.investigation.controller import InvestigationController
+from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
+from viano_bug_analysis.investigation.steps import StepLog
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def answer(hid: str, next_step: dict[str, object]) -> str:
+    return orjson.dumps(
+        {
+            "hypothesis_id": hid,
+            "assessment": "undetermined",
+            "confidence": 0.5,
+            "evidence": [],
+            "next": next_step,
+        }
+    ).decode()
+
+
+CONCLUDE = {"kind": "conclusion", "summary": "done"}
+
+
+def run_controller(root: Path, server: ScriptedLlmServer) -> str:
+    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+    return InvestigationController(root, model=client, settings=SETTINGS).run().state
+
+
+def test_the_controller_refuses_a_case_without_hypotheses(tmp_path: Path) -> None:
+    root = built(tmp_path)
+    with ScriptedLlmServer([]) as server, pytest.raises(InterpretationError) as caught:
+        run_controller(root, server)
+        assert server.requests == []
+    assert caught.value.code == "case_has_no_hypotheses"
+    assert CheckpointStore(root).history() == []  # nothing written
+
+
+def test_a_hypothesis_added_after_the_others_concluded_is_investigated(tmp_path: Path) -> None:
+    spec_path = case_spec(tmp_path / "inputs")
+    root = tmp_path / "package"
+    CaseBuilder(spec_path, root).build()
+    with ScriptedLlmServer(SCRIPT) as server:
+        assert run_controller(root, server) == "concluded"
+    # The operator adds H2 in a new case revision.
+    spec = orjson.loads(spec_path.read_bytes())
+    spec["hypotheses"].append({"id": "H2", "statement": "The log names another quest."})
+    spec_path.write_bytes(orjson.dumps(spec))
+    assert CaseBuilder(spec_path, root).build().new_revision
+    with ScriptedLlmServer([answer("H2", CONCLUDE)]) as server:
+        assert run_controller(root, server) == "concluded"
+        assert len(server.requests) == 1
+        assert "Hypothesis H2:" in server.requests[0].messages[-1]["content"]
+    log = StepLog(root)
+    assert log.outcome("H2") is not None
+    assert log.outcome("H1") is not None
+    events = [
+        (c.state, c.payload.get("event"), c.payload.get("hypotheses"))
+        for c in CheckpointStore(root).history()
+    ]
+    assert ("investigation", "reopened", ["H2"]) in events
+    assert events[-1][0] == "concluded"
+    # A third run finds nothing open and asks nothing.
+    with ScriptedLlmServer([]) as server:
+        assert run_controller(root, server) == "concluded"
+        assert server.requests == []
+
+
+def test_vba_investigate_interprets_a_case_without_hypotheses_first(tmp_path: Path) -> None:
+    root = built(tmp_path)
+    script = [GOOD, answer("H1", CONCLUDE), answer("H2", CONCLUDE)]
+    with ScriptedLlmServer(script) as server:
+        config = write_config(tmp_path, server)
+        done = subprocess.run(
+            vba("investigate", str(root), "--config", str(config)),
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            check=False,
+        )
+        assert len(server.requests) == 3
+    assert done.returncode == 0, done.stderr
+    assert "interpreted: H1, H2 (revision 2)" in done.stdout
+    assert "H1: undetermined (concluded)" in done.stdout
+    package = load_package(root)
+    assert [h["origin"]["by"] for h in package.case["hypotheses"]] == ["case_interpreter"] * 2
+
+
+def test_vba_interpret_prints_the_hypotheses_and_is_idempotent(tmp_path: Path) -> None:
+    root = built(tmp_path)
+    with ScriptedLlmServer([GOOD]) as server:
+        config = write_config(tmp_path, server)
+        first = subprocess.run(
+            vba("interpret", str(root), "--config", str(config)),
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            check=False,
+        )
+        again = subprocess.run(
+            vba("interpret", str(root), "--config", str(config)),
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            check=False,
+        )
+        assert len(server.requests) == 1
+    assert first.returncode == 0, first.stderr
+    assert "H1: The spell hit gives no quest credit." in first.stdout
+    assert "first query: source.find_text" in first.stdout
+    assert again.returncode == 0, again.stderr
+    assert "already interpreted" in again.stdout
