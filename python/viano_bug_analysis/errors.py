@@ -290,7 +290,9 @@ class InvestigationConfigError(VbaError):
 class EvidenceError(VbaError):
     """Evidence could not be taken over or read back (stable ``code``)."""
 
-    codes = frozenset({"case_changed", "evidence_corrupt", "evidence_unknown"})
+    codes = frozenset(
+        {"case_changed", "citation_unresolved", "evidence_corrupt", "evidence_unknown"}
+    )
 
 
 class BudgetError(VbaError):

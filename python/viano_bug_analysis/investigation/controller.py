@@ -3,8 +3,8 @@
 For each hypothesis, until the model concludes, the step limit or the
 budget ends, or the case blocks:
 
-1. build the prompt from stored state (``investigation_project_v1`` when
-   research is enabled, else ``investigation_v1``) and record it (``call``);
+1. build the prompt from stored state (``investigation_project_v2`` when
+   research is enabled, else ``investigation_v2``) and record it (``call``);
 2. reserve budget for the call, send it, record the answer (``reply``) and
    settle from the stored answer's tokens (the stored answer is the commit
    point: it is never requested again, and a later start settles from it);
@@ -54,10 +54,18 @@ from viano_bug_analysis.investigation.checkpoints import (
     CheckpointStore,
 )
 from viano_bug_analysis.investigation.config import InvestigationSettings
-from viano_bug_analysis.investigation.evidence import EvidenceError, EvidenceStore
+from viano_bug_analysis.investigation.evidence import (
+    CitationResolver,
+    EvidenceError,
+    EvidenceStore,
+)
 from viano_bug_analysis.investigation.llm import ChatResult
 from viano_bug_analysis.investigation.project_context import load_index, project_prompt_context
-from viano_bug_analysis.investigation.prompts import build_messages
+from viano_bug_analysis.investigation.prompts import (
+    CURRENT_PROJECT_VERSION,
+    CURRENT_VERSION,
+    build_messages,
+)
 from viano_bug_analysis.investigation.recovery import (
     CallRecordStore,
     RecoveryContext,
@@ -249,7 +257,7 @@ class InvestigationController:
             return None
         call = self._log.get(hid, step, attempt, "call")
         if call is None:
-            version = "investigation_project_v1" if self._research else "investigation_v1"
+            version = CURRENT_PROJECT_VERSION if self._research else CURRENT_VERSION
             context = self._context(hypothesis, step, attempt)
             call = {"prompt_version": version, "context": context}
             self._log.put(hid, step, attempt, "call", call)
@@ -293,6 +301,8 @@ class InvestigationController:
             visible_evidence_ids=visible,
             known_columns=self._known_columns(),
             extra_checks=(self._operation_check,),
+            # A conclusion's citations must resolve in the stored evidence.
+            citations=self._citation_resolver().problem,
         )
         left = self._settings.invalid_response_limit - self._invalid_count()
 
@@ -358,6 +368,7 @@ class InvestigationController:
             "violations": list(result.violations),
             "applied_rules": [rule.rule for rule in result.applied_rules],
             "notes": [note.to_mapping() for note in result.notes_for_next_call],
+            "feedback": list(result.feedback),
             "invalid_responses": charged,
             "epoch": self._epoch(),
         }
@@ -515,6 +526,9 @@ class InvestigationController:
                     evidence=response["evidence"],
                     summary=response["next"]["summary"],
                 )
+                citations = self._resolved_citations(response["evidence"])
+                if citations is not None:
+                    outcome["citations"] = citations
             else:
                 outcome.update(
                     assessment="undetermined", confidence=None, evidence=[], summary=None
@@ -631,6 +645,7 @@ class InvestigationController:
             ],
             "evidence": evidence,
             "step": step,
+            "attempt": attempt,
             "max_steps": self._settings.max_steps,
         }
         if self._research is not None:
@@ -641,6 +656,26 @@ class InvestigationController:
         if notes:
             context["recovery_notes"] = notes
         return context
+
+    def _resolved_citations(self, evidence: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """Each citation with the hash of its value and its origin, so a reader can
+        check it without re-running anything; None for an answer accepted before
+        citations were checked whose citation does not resolve (it is kept as it was)."""
+        resolver = self._citation_resolver()
+        try:
+            return [resolver.resolve(entry).to_mapping() for entry in evidence]
+        except EvidenceError as err:
+            if err.code != "citation_unresolved":
+                raise
+            return None
+
+    def _citation_resolver(self) -> CitationResolver:
+        package = load_package(self._root)
+        members = {
+            e["source_ref"]: e["member"]
+            for e in package.case["source_context"] + package.case["database_context"]
+        }
+        return CitationResolver(self._evidence, members)
 
     def _previous_feedback(
         self, hid: str, step: int, attempt: int
@@ -653,10 +688,18 @@ class InvestigationController:
         for _h, s, a, event in reversed(events):
             record = self._log.get(hid, s, a, event) or {}
             if event == "decision" and record.get("status") == "rejected":
+                if record.get("epoch", 0) != self._epoch():
+                    # After an operator resume the model sees why it was stopped,
+                    # so the prompt differs from the one it kept failing on.
+                    feedback.append(
+                        "An operator resumed this investigation after it was stopped by "
+                        "repeated rejected answers; fix what the feedback below names."
+                    )
                 line = f"Your previous answer was rejected ({record['reason']})."
                 if record.get("hint"):
                     line += f" {record['hint']}"
                 feedback.append(line)
+                feedback += record.get("feedback", [])
                 break
             if event == "dispatch" and "rejected" in record:
                 feedback.append(

@@ -28,7 +28,7 @@ from typing import Any
 
 from viano_bug_analysis.durable import PackageLayout, compact_json, parse_document
 from viano_bug_analysis.errors import EvidenceError
-from viano_bug_analysis.jsonio import sha256_hex
+from viano_bug_analysis.jsonio import canonical_bytes, sha256_hex
 from viano_bug_analysis.project_research import Capture, CaptureStore
 
 RECORDS_DIR = PackageLayout.EVIDENCE_RECORDS
@@ -221,13 +221,341 @@ def _is_record(record: Mapping[str, Any], number: int) -> bool:
     )
 
 
+# -- citations ------------------------------------------------------------------------
+
+CITATION_UNRESOLVED = "citation_unresolved"
+MAX_HINT_KEYS = 12
+"""How many child keys of the nearest existing value a hint names."""
+_LINE_REF = re.compile(r"L([1-9][0-9]{0,9})(?:-L([1-9][0-9]{0,9}))?")
+_INDEX = re.compile(r"0|[1-9][0-9]*")
+_PROVENANCE_KEYS = ("source_ref", "path", "blob", "sha256", "line", "pointer")
+
+
+def _tokens(reference: str) -> list[str]:
+    if reference == "":
+        return []
+    if not reference.startswith("/"):
+        raise _unresolved(reference, "a JSON Pointer starts with '/'", "", None)
+    return [t.replace("~1", "/").replace("~0", "~") for t in reference[1:].split("/")]
+
+
+def _pointer(tokens: list[str]) -> str:
+    return "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
 def resolve_reference(document: Any, reference: str) -> Any:
-    """Resolves a JSON Pointer inside an answer document."""
+    """The value a JSON Pointer names inside an answer document.
+
+    A pointer that names nothing is ``citation_unresolved``; its details name
+    the deepest existing prefix and, bounded, what exists below it, so the
+    model (or a reader) can correct it.
+    """
     value = document
-    for part in reference.split("/")[1:]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        value = value[int(part)] if isinstance(value, list) else value[part]
+    tokens = _tokens(reference)
+    for depth, token in enumerate(tokens):
+        if isinstance(value, dict) and token in value:
+            value = value[token]
+        elif isinstance(value, list) and _INDEX.fullmatch(token) and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            nearest = _pointer(tokens[:depth])
+            raise _unresolved(reference, "no value at this pointer", nearest, value)
     return value
 
 
-__all__ = ["EvidenceError", "EvidenceStore", "TakenEvidence", "resolve_reference"]
+def _children(value: Any) -> str:
+    if isinstance(value, dict):
+        keys = sorted(value)
+        shown = ", ".join(keys[:MAX_HINT_KEYS]) + (", …" if len(keys) > MAX_HINT_KEYS else "")
+        return f"an object with the keys {shown}" if keys else "an empty object"
+    if isinstance(value, list):
+        return f"an array with indexes 0-{len(value) - 1}" if value else "an empty array"
+    return "a single value with nothing below it"
+
+
+def _unresolved(reference: str, why: str, nearest: str, value: Any) -> EvidenceError:
+    details: dict[str, Any] = {"reference": reference[:128], "nearest": nearest}
+    hint = f"{why}: {reference[:128]}"
+    if value is not None or nearest:
+        hint += f"; the deepest existing pointer is {nearest or '(the whole answer)'}, "
+        hint += _children(value)
+    details["hint"] = hint
+    return EvidenceError(CITATION_UNRESOLVED, "a cited reference does not resolve", details)
+
+
+def line_items(payload: Any) -> dict[int, list[tuple[str, Mapping[str, Any]]]]:
+    """The source lines an answer shows, by line number: (pointer, line item).
+
+    Line items are objects with an integer ``line`` and a string ``text`` in
+    an array at most three levels below the answer (``/result/lines``,
+    ``/lines``, ``/result/matches``, ``/matches``).
+    """
+    found: dict[int, list[tuple[str, Mapping[str, Any]]]] = {}
+    pending: list[tuple[Any, list[str]]] = [(payload, [])]
+    while pending:
+        node, path = pending.pop()
+        if len(path) > 3:
+            continue
+        if isinstance(node, dict):
+            pending.extend((v, [*path, k]) for k, v in node.items() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                if (
+                    isinstance(item, dict)
+                    and type(item.get("line")) is int
+                    and isinstance(item.get("text"), str)
+                ):
+                    found.setdefault(item["line"], []).append((_pointer([*path, str(index)]), item))
+    return found
+
+
+def _line_range(lines: Mapping[int, list[Any]]) -> str:
+    numbers = sorted(lines)
+    if not numbers:
+        return "none"
+    if numbers[-1] - numbers[0] + 1 == len(numbers):
+        return f"L{numbers[0]}-L{numbers[-1]}" if len(numbers) > 1 else f"L{numbers[0]}"
+    shown = ", ".join(f"L{n}" for n in numbers[:MAX_HINT_KEYS])
+    return shown + (", …" if len(numbers) > MAX_HINT_KEYS else "")
+
+
+def resolve_lines(payload: Any, reference: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """The line items a line reference (``L12`` or ``L12-L20``) names, in order.
+
+    Every line of the range must be shown by the answer exactly once (a
+    search over several files may show the same number twice: then only a
+    JSON Pointer is unambiguous).
+    """
+    match = _LINE_REF.fullmatch(reference)
+    if match is None:
+        raise _unresolved(reference, "not a line reference", "", None)
+    first = int(match.group(1))
+    last = int(match.group(2) or first)
+    lines = line_items(payload)
+    if not lines:
+        raise EvidenceError(
+            CITATION_UNRESOLVED,
+            "a cited reference does not resolve",
+            {
+                "reference": reference,
+                "hint": f"this answer shows no source lines: {reference}; cite a JSON Pointer",
+            },
+        )
+    if last < first or last - first >= 10_000:
+        raise _line_error(reference, "the line range is empty or too long", lines)
+    chosen = []
+    for number in range(first, last + 1):
+        items = lines.get(number, [])
+        if len(items) != 1:
+            why = "the answer shows this line more than once" if items else "no such line"
+            raise _line_error(reference, why, lines)
+        chosen.append(items[0])
+    return chosen
+
+
+def _line_error(reference: str, why: str, lines: Mapping[int, list[Any]]) -> EvidenceError:
+    hint = f"{why}: {reference}; the lines shown are {_line_range(lines)}"
+    if any(len(items) > 1 for items in lines.values()):
+        hint += " (numbers shown twice can only be cited by JSON Pointer)"
+    return EvidenceError(
+        CITATION_UNRESOLVED,
+        "a cited reference does not resolve",
+        {"reference": reference, "hint": hint},
+    )
+
+
+def citation_hints(payload: Any) -> str:
+    """What can be cited in an answer, in a few words, for the prompt."""
+    parts = []
+    pointer = _example_pointer(payload)
+    if pointer:
+        parts.append(f"JSON Pointers into the answer, e.g. {pointer}")
+    lines = line_items(payload)
+    if lines:
+        parts.append(f"lines {_line_range(lines)}")
+    return "; ".join(parts) if parts else 'the whole answer (reference "")'
+
+
+def _example_pointer(payload: Any) -> str:
+    """A real pointer to a scalar: into the first non-empty array, else the first key."""
+    value = payload
+    tokens: list[str] = []
+    while isinstance(value, dict | list) and value and len(tokens) < 6:
+        if isinstance(value, list):
+            tokens.append("0")
+            value = value[0]
+            continue
+        arrays = [k for k in sorted(value) if isinstance(value[k], list) and value[k]]
+        objects = [k for k in sorted(value) if isinstance(value[k], dict) and value[k]]
+        texts = [k for k in ("text",) if isinstance(value.get(k), str)]
+        key = (arrays or objects or texts or sorted(value))[0]
+        tokens.append(key)
+        value = value[key]
+    return _pointer(tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedCitation:
+    """A citation checked against the stored evidence (see ``to_mapping``)."""
+
+    evidence_id: str
+    role: str
+    reference: str
+    value_sha256: str
+    provenance: Mapping[str, Any]
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {
+            "evidence_id": self.evidence_id,
+            "role": self.role,
+            "reference": self.reference,
+            "value_sha256": self.value_sha256,
+            "provenance": dict(self.provenance),
+        }
+
+
+class CitationResolver:
+    """Resolves cited ``(E-ID, reference)`` pairs in the stored evidence.
+
+    ``members`` maps a snapshot ``source_ref`` to its member path in the case
+    (for the provenance of snapshot evidence). Records and payloads are read
+    once per resolver.
+    """
+
+    def __init__(self, store: EvidenceStore, members: Mapping[str, str] | None = None) -> None:
+        self._store = store
+        self._members = dict(members or {})
+        self._records: dict[str, dict[str, Any]] | None = None
+        self._payloads: dict[str, Any] = {}
+
+    def _record(self, evidence_id: str) -> dict[str, Any]:
+        if self._records is None:
+            self._records = {r["evidence_id"]: r for r in self._store.records()}
+        record = self._records.get(evidence_id)
+        if record is None:
+            raise EvidenceError(
+                CITATION_UNRESOLVED,
+                "a cited reference does not resolve",
+                {"evidence_id": evidence_id[:16], "hint": f"no evidence {evidence_id[:16]}"},
+            )
+        return record
+
+    def _payload(self, evidence_id: str) -> Any:
+        if evidence_id not in self._payloads:
+            self._payloads[evidence_id] = self._store.payload(self._record(evidence_id))
+        return self._payloads[evidence_id]
+
+    def problem(self, evidence_id: str, reference: str) -> str | None:
+        """None when the citation resolves, else a hint naming what does exist."""
+        try:
+            self.resolve({"evidence_id": evidence_id, "role": "context", "reference": reference})
+        except EvidenceError as err:
+            if err.code != CITATION_UNRESOLVED:
+                raise
+            return f"{evidence_id}: {err.details.get('hint', 'does not resolve')}"
+        return None
+
+    def resolve(self, entry: Mapping[str, Any]) -> ResolvedCitation:
+        """One cited evidence entry, resolved, hashed and traced to its origin."""
+        evidence_id, reference = entry["evidence_id"], entry["reference"]
+        record = self._record(evidence_id)
+        payload = self._payload(evidence_id)
+        base = _base_provenance(record)
+        if _LINE_REF.fullmatch(reference):
+            items = resolve_lines(payload, reference)
+            text = "\n".join(item["text"] for _pointer_, item in items)
+            digest = sha256_hex(text.encode("utf-8", "surrogatepass"))
+            first_pointer, first = items[0]
+            provenance = {**base, **self._along(record, payload, _tokens(first_pointer))}
+            provenance["line"] = first["line"]
+            if len(items) > 1:
+                provenance["end_line"] = items[-1][1]["line"]
+            provenance["answer_pointer"] = first_pointer
+        else:
+            value = resolve_reference(payload, reference)
+            digest = sha256_hex(canonical_bytes(value))
+            provenance = {**base, **self._along(record, payload, _tokens(reference))}
+            provenance["answer_pointer"] = reference
+        return ResolvedCitation(evidence_id, entry["role"], reference, digest, provenance)
+
+    def _along(self, record: Mapping[str, Any], payload: Any, tokens: list[str]) -> dict[str, Any]:
+        """What the objects on the way to the cited value say about where it comes from."""
+        found: dict[str, Any] = {}
+        value = payload
+        for depth in range(len(tokens) + 1):
+            if isinstance(value, dict):
+                for key in _PROVENANCE_KEYS:
+                    if isinstance(value.get(key), str | int) and not isinstance(value[key], bool):
+                        found[key] = value[key]
+                if (
+                    isinstance(value.get("rows"), list)
+                    and depth + 1 < len(tokens)
+                    and tokens[depth] == "rows"
+                ):
+                    found["row_pointer"] = _pointer(tokens[: depth + 2])
+            if depth == len(tokens):
+                break
+            token = tokens[depth]
+            if isinstance(value, dict) and token in value:
+                value = value[token]
+            elif isinstance(value, list) and _INDEX.fullmatch(token) and int(token) < len(value):
+                value = value[int(token)]
+            else:
+                break
+        provenance: dict[str, Any] = {}
+        if record["kind"] == "project_query":
+            for key in ("path", "blob", "line"):
+                if key in found:
+                    provenance[key] = found[key]
+            if "sha256" in found:
+                provenance["file_sha256"] = found["sha256"]
+            if record["origin"].get("kind") == "database" and "row_pointer" in found:
+                provenance["row_pointer"] = found["row_pointer"]
+        else:
+            source_ref = found.get("source_ref")
+            if isinstance(source_ref, str):
+                provenance["source_ref"] = source_ref
+                if source_ref in self._members:
+                    provenance["member"] = self._members[source_ref]
+            if "sha256" in found:
+                provenance["member_sha256"] = found["sha256"]
+            if "line" in found:
+                provenance["line"] = found["line"]
+            if "pointer" in found:
+                provenance["row_pointer"] = found["pointer"]  # the row inside the member
+        return provenance
+
+
+def _base_provenance(record: Mapping[str, Any]) -> dict[str, Any]:
+    if record["kind"] == "project_query":
+        origin = record.get("origin") or {}
+        base = {
+            "kind": f"project_{origin.get('kind', 'unknown')}",
+            "capture_sha256": record["capture_sha256"],
+            "capture_path": record["capture_path"],
+            "document_prefix": "/result/result",
+        }
+        for key in ("commit", "url", "database", "snapshot_id"):
+            if key in origin:
+                base[key] = origin[key]
+        return base
+    return {
+        "kind": "snapshot",
+        "result_sha256": record["result_sha256"],
+        "result_path": record["result_path"],
+        "document_prefix": "/results/0",
+    }
+
+
+__all__ = [
+    "CITATION_UNRESOLVED",
+    "CitationResolver",
+    "EvidenceError",
+    "EvidenceStore",
+    "ResolvedCitation",
+    "TakenEvidence",
+    "citation_hints",
+    "line_items",
+    "resolve_lines",
+    "resolve_reference",
+]

@@ -10,6 +10,15 @@ version, even after newer versions exist:
   project facts of the case revision and the ``project.query`` operation.
   The input inventory and repeated earlier results are left out; evidence of
   other hypotheses keeps its IDs and provenance but not its payload.
+- ``investigation_v2`` / ``investigation_project_v2`` (what new calls use):
+  the same content, but every example in the rules is a complete, valid
+  value of its schema (a test extracts and validates each one), the rules
+  say how to cite (each evidence item lists what can be cited in it), and
+  the text is ordered for prefix caching: the system rules (the same for
+  every call of a version), then the case, hypothesis, sources and project
+  facts (the same for every step of a hypothesis), then the evidence in the
+  order it was taken (append-only), and only then what changes from call to
+  call (feedback on the previous answer, the step and attempt line).
 
 Notes about a recovered previous answer are appended as the last section
 (and only when there are some, so a context without notes gives exactly the
@@ -21,10 +30,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from viano_bug_analysis.investigation.evidence import citation_hints
 from viano_bug_analysis.investigation.recovery.notes import prompt_with_context_notes
 from viano_bug_analysis.jsonio import canonical_bytes
 
-PROMPT_VERSIONS = ("investigation_v1", "investigation_project_v1")
+PROMPT_VERSIONS = (
+    "investigation_v1",
+    "investigation_project_v1",
+    "investigation_v2",
+    "investigation_project_v2",
+)
+CURRENT_VERSION = "investigation_v2"
+CURRENT_PROJECT_VERSION = "investigation_project_v2"
+_PROJECT_VERSIONS = frozenset({"investigation_project_v1", "investigation_project_v2"})
 MAX_EVIDENCE_PAYLOAD_CHARS = 6000
 
 _RULES = """You investigate one hypothesis about a bug report of a game server, read-only.
@@ -70,14 +88,87 @@ Operators: eq, ne, lt, le, gt, ge, contains (a literal substring; % and _ are no
 in (a list). There is no "like" operator."""
 
 
+# -- version 2 ---------------------------------------------------------------------------
+# Every JSON object in these texts is a complete, valid example of its schema
+# (tests/investigation/test_prompt_examples.py extracts and validates each one).
+
+_RULES_V2 = """You investigate one hypothesis about a bug report of a game server, read-only.
+You see the report, the hypothesis, the evidence gathered so far (each with an E-ID) and,
+when enabled, facts from the live project (P-IDs, labelled). Facts describe configured data
+and source code; they are not runtime observations.
+
+Answer with exactly one JSON object and nothing else. Its fields:
+- hypothesis_id: the ID of the hypothesis you investigate;
+- assessment: "supported", "refuted" or "undetermined";
+- confidence: a number from 0 to 1;
+- evidence: the evidence you cite, a list of objects with evidence_id (an E-ID you were
+  shown), role ("supports", "contradicts" or "context") and reference;
+- next: exactly one next step: one tool call (kind "tool", operation, arguments) or the
+  conclusion (kind "conclusion", summary: why the assessment is final).
+
+How to cite: reference is a JSON Pointer into the cited evidence's answer exactly as it is
+shown after "answer:" (a snapshot answer starts with /result), or L12 / L12-L20 for source
+lines that answer shows. Each evidence item says what can be cited in it. A conclusion is
+accepted only when every citation resolves in the stored evidence.
+
+Example of a tool step:
+{"hypothesis_id": "H1", "assessment": "undetermined", "confidence": 0.3, "evidence": [],
+ "next": {"kind": "tool", "operation": "source.find_text", "arguments": {"source_refs":
+ ["src-001"], "text": "QuestCredit", "case_sensitive": true, "offset": 0, "limit": 20}}}
+Example of a conclusion:
+{"hypothesis_id": "H1", "assessment": "supported", "confidence": 0.8, "evidence": [
+ {"evidence_id": "E1", "role": "supports", "reference": "/result/rows/0/row/RequiredNpcOrGo1"},
+ {"evidence_id": "E2", "role": "context", "reference": "L40-L42"}],
+ "next": {"kind": "conclusion", "summary": "The quest needs 90005; the net hits 90002."}}"""
+
+_SNAPSHOT_OPERATIONS_V2 = """Snapshot operations (they read the case's own attachments,
+by source_ref); each line is the operation and an example of its arguments:
+- source.find_text {"source_refs": ["src-001"], "text": "SpellHit", "case_sensitive": true,
+  "offset": 0, "limit": 20}
+- source.find_symbol {"source_refs": ["src-001"], "symbol": "npc_wolpertinger", "offset": 0,
+  "limit": 20}
+- source.read_context {"source_ref": "src-001", "start_line": 1, "end_line": 40}
+- database.describe {"source_ref": "db-001"}
+- database.lookup {"source_ref": "db-001", "filters": {"ID": 90001}, "columns": ["ID", "LogTitle"],
+  "offset": 0, "limit": 20}
+  (snapshot filters are one object of column: value pairs, all of which must be equal)
+- database.find_references {"source_ref": "db-001", "search_columns": ["RequiredNpcOrGo1"],
+  "value": 90005, "offset": 0, "limit": 20}"""
+
+_PROJECT_OPERATION_V2 = """Live project research (operation "project.query"; its arguments
+are one query). Examples:
+- {"kind": "source.search", "text": "QUEST_", "case_sensitive": true, "path_prefix": "src/",
+   "offset": 0, "limit": 20}
+- {"kind": "source.symbol", "symbol": "npc_wolpertinger", "offset": 0, "limit": 20}
+- {"kind": "source.read", "path": "src/game/Quest.cpp", "start_line": 1, "end_line": 60}
+- {"kind": "source.files", "text": "quest", "offset": 0, "limit": 20}
+- {"kind": "source.registration", "symbol": "npc_wolpertinger", "offset": 0, "limit": 20}
+- {"kind": "source.schema", "text": "quest_template", "case_sensitive": false, "offset": 0,
+   "limit": 20}
+- {"kind": "database.rows", "table": "quest_template", "columns": ["ID", "LogTitle"],
+   "filters": [{"column": "ID", "operator": "eq", "value": 90001}], "offset": 0, "limit": 20}
+- {"kind": "database.schema", "table": "quest_template"}
+- {"kind": "database.count", "table": "creature_template", "filters": [{"column": "name",
+   "operator": "contains", "value": "Wolpertinger"}]}
+Filters of a project query are a list of objects with column, operator and value.
+Operators: eq, ne, lt, le, gt, ge, contains (a literal substring; % and _ are not wildcards),
+in (a list). There is no "like" operator."""
+
+
 def build_messages(version: str, context: Mapping[str, Any]) -> list[dict[str, str]]:
     """The chat messages of one investigation call (system rules, user context)."""
     if version not in PROMPT_VERSIONS:
         raise ValueError(f"unknown prompt version {version!r}")
-    system = _RULES + "\n\n" + _SNAPSHOT_OPERATIONS
-    if version == "investigation_project_v1":
-        system += "\n\n" + _PROJECT_OPERATION
-    user = _user_text(version, context)
+    if version.endswith("_v2"):
+        system = _RULES_V2 + "\n\n" + _SNAPSHOT_OPERATIONS_V2
+        if version in _PROJECT_VERSIONS:
+            system += "\n\n" + _PROJECT_OPERATION_V2
+        user = _user_text_v2(version, context)
+    else:
+        system = _RULES + "\n\n" + _SNAPSHOT_OPERATIONS
+        if version in _PROJECT_VERSIONS:
+            system += "\n\n" + _PROJECT_OPERATION
+        user = _user_text(version, context)
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": prompt_with_context_notes(user, context)},
@@ -105,7 +196,7 @@ def _user_text(version: str, context: Mapping[str, Any]) -> str:
         ]
     parts.append("Snapshot sources (source_ref, role, member):")
     parts += [f"- {s['source_ref']} {s['role']} {s['member']}" for s in context["sources"]]
-    if version == "investigation_project_v1" and context.get("project_context"):
+    if version in _PROJECT_VERSIONS and context.get("project_context"):
         project = context["project_context"]
         parts.append(
             "Project facts (selection "
@@ -122,6 +213,26 @@ def _user_text(version: str, context: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _user_text_v2(version: str, context: Mapping[str, Any]) -> str:
+    """The stable part first (case, hypothesis, sources, facts), then the evidence in
+    the order it was taken, then what changes from call to call."""
+    parts = _user_text(version, context).split("\nEvidence so far:")[0].split("\n")
+    if context["evidence"]:
+        parts.append("Evidence so far:")
+        for item in context["evidence"]:
+            parts.append(_evidence_line(item))
+            parts.append(f"  cite in {item['evidence_id']}: {citation_hints(item['payload'])}")
+    else:
+        parts.append("Evidence so far: none")
+    if context.get("feedback"):
+        parts.append("Feedback on your previous answer:")
+        parts += [f"- {line}" for line in context["feedback"]]
+    attempt = context.get("attempt", 1)
+    retry = f", attempt {attempt}" if attempt > 1 else ""
+    parts.append(f"Step {context['step']} of at most {context['max_steps']}{retry}. Answer now.")
+    return "\n".join(parts)
+
+
 def _evidence_line(item: Mapping[str, Any]) -> str:
     payload = _json(item["payload"])
     if len(payload) > MAX_EVIDENCE_PAYLOAD_CHARS:
@@ -135,4 +246,10 @@ def _json(value: Any) -> str:
     return canonical_bytes(value).decode()
 
 
-__all__ = ["PROMPT_VERSIONS", "build_messages", "prompt_text"]
+__all__ = [
+    "CURRENT_PROJECT_VERSION",
+    "CURRENT_VERSION",
+    "PROMPT_VERSIONS",
+    "build_messages",
+    "prompt_text",
+]

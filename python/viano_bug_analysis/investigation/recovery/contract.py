@@ -3,8 +3,10 @@
 A candidate — parsed, normalized or rebuilt by a repair — is accepted only if
 it holds the whole contract: the ``investigation-response-v1`` schema
 (resolved through the matching ``next`` alternative), the current hypothesis,
-only visible evidence IDs, and the caller's own checks (budget and tool
-arguments belong to the controller and come in as ``extra_checks``). A
+only visible evidence IDs, a conclusion's citations resolving in the stored
+evidence (``citation_unresolved``, when the caller gives a ``citations``
+check), and the caller's own checks (budget and tool arguments belong to the
+controller and come in as ``extra_checks``). A
 partial pass is worth nothing: the flow never takes a valid tool request
 from beside an invalid assessment.
 """
@@ -23,9 +25,14 @@ CONTRACT_VIOLATION: Final = "contract_violation"
 HYPOTHESIS_MISMATCH: Final = "hypothesis_mismatch"
 EVIDENCE_NOT_VISIBLE: Final = "evidence_not_visible"
 CHECK_FAILED: Final = "check_failed"
+CITATION_UNRESOLVED: Final = "citation_unresolved"
 
 ExtraCheck = Callable[[Mapping[str, Any]], Sequence[str]]
 """A caller's check of a schema-valid response: the violated codes, empty if it holds."""
+
+CitationCheck = Callable[[str, str], str | None]
+"""``(evidence_id, reference)`` to None when the citation resolves in the stored
+evidence, else a hint naming what does exist (no response content)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +54,7 @@ class ResponseContract:
     schema_marker: bool = True
     known_columns: Mapping[str, Collection[str]] | None = None
     extra_checks: tuple[ExtraCheck, ...] = field(default=())
+    citations: CitationCheck | None = None
     schema: str = RESPONSE_SCHEMA
 
     @property
@@ -92,6 +100,8 @@ def full_violations(response: Any, contract: ResponseContract) -> list[str]:
         violations.append(CONTRACT_VIOLATION)
     if violations:
         return violations
+    if unresolved_citations(response, contract):
+        return [CITATION_UNRESOLVED]
     for check in contract.extra_checks:
         failed = list(check(response))
         if failed:
@@ -100,15 +110,41 @@ def full_violations(response: Any, contract: ResponseContract) -> list[str]:
     return []
 
 
+def unresolved_citations(
+    response: Mapping[str, Any], contract: ResponseContract
+) -> list[tuple[str, str]]:
+    """``(pointer in the response, hint)`` of each citation of a conclusion that does
+    not resolve; empty for a tool step, without a check, or when all resolve."""
+    step = response.get("next")
+    evidence = response.get("evidence")
+    if contract.citations is None or not isinstance(step, dict) or not isinstance(evidence, list):
+        return []
+    if step.get("kind") != "conclusion":
+        return []
+    found = []
+    for index, item in enumerate(evidence):
+        if not isinstance(item, dict):
+            continue
+        evidence_id, reference = item.get("evidence_id"), item.get("reference")
+        if isinstance(evidence_id, str) and isinstance(reference, str):
+            hint = contract.citations(evidence_id, reference)
+            if hint is not None:
+                found.append((f"/evidence/{index}/reference", hint))
+    return found
+
+
 __all__ = [
     "CHECK_FAILED",
+    "CITATION_UNRESOLVED",
     "CONTRACT_VIOLATION",
     "EVIDENCE_NOT_VISIBLE",
     "HYPOTHESIS_MISMATCH",
     "UNKNOWN_ACTION",
+    "CitationCheck",
     "ExtraCheck",
     "ResponseContract",
     "binding_violations",
     "cited_evidence_ids",
     "full_violations",
+    "unresolved_citations",
 ]

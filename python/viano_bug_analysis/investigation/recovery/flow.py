@@ -43,6 +43,7 @@ from viano_bug_analysis.investigation.recovery.audit import (
 )
 from viano_bug_analysis.investigation.recovery.contract import (
     CHECK_FAILED,
+    CITATION_UNRESOLVED,
     CONTRACT_VIOLATION,
     EVIDENCE_NOT_VISIBLE,
     HYPOTHESIS_MISMATCH,
@@ -51,6 +52,7 @@ from viano_bug_analysis.investigation.recovery.contract import (
     full_violations,
 )
 from viano_bug_analysis.investigation.recovery.errors import LIMITS_INVALID, RecoveryError
+from viano_bug_analysis.investigation.recovery.feedback import rejection_feedback
 from viano_bug_analysis.investigation.recovery.normalize import (
     MAX_INPUT_BYTES,
     AppliedRule,
@@ -108,6 +110,7 @@ REJECTION_REASONS: Final = (
     CONTRACT_VIOLATION,
     HYPOTHESIS_MISMATCH,
     EVIDENCE_NOT_VISIBLE,
+    CITATION_UNRESOLVED,
     CHECK_FAILED,
     # The repair call.
     REPAIR_TOO_LARGE,
@@ -130,6 +133,7 @@ REPAIR_REJECTION_REASONS: Final = (
     CONTRACT_VIOLATION,
     HYPOTHESIS_MISMATCH,
     EVIDENCE_NOT_VISIBLE,
+    CITATION_UNRESOLVED,
     CHECK_FAILED,
 )
 """Every ``outcome.rejected_repair.reason``."""
@@ -197,6 +201,8 @@ class RecoveryResult:
     holds the whole contract. ``reason`` is set only for a rejection.
     ``invalid_responses`` is what to charge against the invalid-response
     limit, ``provider_calls`` how many repair calls were made (0 or 1).
+    ``feedback`` says, for a rejection, what was wrong in words the model can
+    act on (:mod:`.feedback`: pointer, property, rule, alternatives).
     Response content is left out of ``repr``, so a logged result leaks none.
     """
 
@@ -211,6 +217,7 @@ class RecoveryResult:
     invalid_responses: int = 0
     rejected_repair: Mapping[str, Any] | None = field(default=None, repr=False)
     record_seqs: tuple[int, ...] = ()
+    feedback: tuple[str, ...] = ()
 
     @property
     def accepted(self) -> bool:
@@ -279,19 +286,21 @@ class _Flow:
             hint = admission.hint if admission is not None else None
             entry = outcome_entry("rejected", reason=violations[0], violations=details, hint=hint)
             self.record(outcome, entry)
-            return self.rejected(violations[0], tuple(details), rules=rules, hint=hint)
+            return self.rejected(
+                violations[0], tuple(details), rules=rules, hint=hint, candidate=candidate
+            )
         if self.limits.invalid_responses_left < 2:
             details = (*violations, admission.reason)
             entry = outcome_entry("rejected", reason=INVALID_RESPONSE_LIMIT, violations=details)
             self.record(outcome, entry)
-            return self.rejected(INVALID_RESPONSE_LIMIT, details, rules=rules)
+            return self.rejected(INVALID_RESPONSE_LIMIT, details, rules=rules, candidate=candidate)
 
         try:
             prompt = self.prompt(candidate, admission)
         except RepairError as error:  # a response too large to copy into a prompt
             entry = outcome_entry("rejected", reason=error.code, violations=(error.code,))
             self.record(outcome, entry)
-            return self.rejected(error.code, (error.code,), rules=rules)
+            return self.rejected(error.code, (error.code,), rules=rules, candidate=candidate)
         plan = repair_plan(admission.target, candidate, prompt)
         entry = outcome_entry(
             "repair_requested",
@@ -344,6 +353,7 @@ class _Flow:
                 calls=1,
                 invalid=2,
                 rejected_repair=check.rejected_repair,
+                candidate=candidate,
             )
         notes = (
             *(RecoveryNote("normalized", a.rule, a.path) for a in rules),
@@ -417,7 +427,12 @@ class _Flow:
         calls: int = 0,
         invalid: int = 1,
         rejected_repair: Mapping[str, Any] | None = None,
+        candidate: Any = None,
     ) -> RecoveryResult:
+        # What the model is told: the rules the response breaks (the response
+        # itself, not a repair proposal), described by pointer and rule.
+        broken = full_violations(candidate, self.contract) if candidate is not None else []
+        feedback = rejection_feedback(candidate, broken or violations, self.contract)
         return RecoveryResult(
             "rejected",
             None,
@@ -429,6 +444,7 @@ class _Flow:
             invalid_responses=invalid,
             rejected_repair=rejected_repair,
             record_seqs=tuple(self.seqs),
+            feedback=feedback,
         )
 
 
