@@ -1,0 +1,143 @@
+"""Crash safety of the CaseInterpreter, killed right after every file commit.
+
+The scenario has every durable step of the interpreter: the policy, the
+checkpoint ``interpretation_started``, a rejected answer (call, reservation,
+reply, settlement, call record, decision), the accepted one, the new
+revision's inputs and case, the manifest (the commit point), the closed
+account and the checkpoint ``interpreted``. A clean run is measured first;
+then for every file commit of that run the interpreter is killed right after
+it and started again. The rerun must end exactly as the clean run: the same
+model requests (none lost, none repeated), a budget journal that charges what
+the server billed, the same records and the same revision. The same holds for
+``vba interpret`` killed with a real SIGKILL in a child process.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.e2e.crash import CHILD, KillAtCommit, Killed
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.package_fixtures import write_config
+from tests.investigation.test_interpreter import FIND, GOOD, answer, built, hypothesis, interpreter
+from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.durable import PackageLayout
+from viano_bug_analysis.investigation.budget import BudgetManager
+from viano_bug_analysis.investigation.checkpoints import CheckpointStore
+from viano_bug_analysis.investigation.recovery import CallRecordStore
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = [answer(hypothesis("A.", FIND, ["report", "P7"])), GOOD]  # one rejected, one accepted
+BILLED = (11 + 7) * len(SCRIPT)  # what the scripted server bills
+
+
+def end_state(package: Path) -> dict[str, Any]:
+    """Everything a rerun must reproduce, without times and latencies."""
+    folder = package / PackageLayout.interpretation(1)
+    records = {}
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith("."):
+            continue
+        record = orjson.loads(path.read_bytes())
+        if "chat" in record:  # a reply: the answer, not its latency
+            record = {"content": record["chat"]["content"], "usage": record["chat"]["usage"]}
+        records[path.name] = record
+    budget = BudgetManager(package).snapshot()
+    loaded = load_package(package)
+    return {
+        "log": records,
+        "accounts": budget["accounts"],
+        "reservations": budget["reservations"],
+        "checkpoints": [
+            (c.kind, c.state, dict(c.payload), c.blocked)
+            for c in CheckpointStore(package).history()
+        ],
+        "call_records": [(r.seq, r.sha256) for r in CallRecordStore(package).list()],
+        "manifest": loaded.manifest,
+        "case": loaded.case,
+    }
+
+
+def billed(package: Path) -> int:
+    reservations = BudgetManager(package).snapshot()["reservations"]
+    return sum(r["actual"] or 0 for r in reservations.values() if r["state"] == "settled")
+
+
+def test_killed_after_every_file_commit_the_rerun_ends_as_the_clean_run(tmp_path: Path) -> None:
+    template = built(tmp_path)
+    clean = tmp_path / "clean"
+    shutil.copytree(template, clean)
+    with ScriptedLlmServer(SCRIPT) as server, KillAtCommit(None) as count:
+        assert interpreter(clean, server).run().state == "interpreted"
+        assert len(server.requests) == len(SCRIPT)
+    expected = end_state(clean)
+    assert billed(clean) == BILLED
+    assert [h["id"] for h in expected["case"]["hypotheses"]] == ["H1", "H2"]
+    assert count.commits > 12  # every kind of step was committed
+    print(f"\nclean interpretation: {count.commits} file commits, each one killed after in turn")
+
+    for stop in range(1, count.commits + 1):
+        package = tmp_path / f"k{stop:03d}"
+        shutil.copytree(template, package)
+        point = f"killed after commit {stop} ({count.points[stop - 1]})"
+        with ScriptedLlmServer(SCRIPT) as server:
+            with KillAtCommit(stop), pytest.raises(Killed):
+                interpreter(package, server).run()
+            final = interpreter(package, server).run()
+            assert final.state == "interpreted", point
+            assert len(server.requests) == len(SCRIPT), point  # none lost, none repeated
+            assert server.unscripted == 0, point
+        assert billed(package) == BILLED, point
+        assert end_state(package) == expected, point
+        shutil.rmtree(package)
+
+
+def test_vba_interpret_killed_with_sigkill_after_every_file_commit_resumes_exactly(
+    tmp_path: Path,
+) -> None:
+    template = built(tmp_path)
+
+    def vba(package: Path, server: ScriptedLlmServer, kill_after: int) -> int:
+        config = write_config(tmp_path, server)
+        command = [sys.executable, "-c", CHILD, str(kill_after), "interpret", str(package)]
+        done = subprocess.run(
+            [*command, "--config", str(config)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return done.returncode
+
+    clean = tmp_path / "clean"
+    shutil.copytree(template, clean)
+    with ScriptedLlmServer(SCRIPT) as server:
+        assert vba(clean, server, 0) == 0
+    expected = end_state(clean)
+
+    stop = 1
+    while True:
+        package = tmp_path / f"s{stop:03d}"
+        shutil.copytree(template, package)
+        with ScriptedLlmServer(SCRIPT) as server:
+            code = vba(package, server, stop)
+            if code == 0:  # the run had fewer commits than stop: all were killed after
+                shutil.rmtree(package)
+                break
+            assert code == -9, f"commit {stop}: exit {code}"
+            assert vba(package, server, 0) == 0, f"commit {stop}"
+            assert len(server.requests) == len(SCRIPT), f"commit {stop}"
+            assert server.unscripted == 0, f"commit {stop}"
+        assert billed(package) == BILLED, f"commit {stop}"
+        assert end_state(package) == expected, f"commit {stop}"
+        shutil.rmtree(package)
+        stop += 1
+    assert stop > 12
+    print(f"\nvba interpret killed with SIGKILL after each of its {stop - 1} file commits")
