@@ -37,8 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import orjson
-
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
@@ -724,8 +722,13 @@ def _tokens(chat: Mapping[str, Any], reserved: int) -> int:
 def _previous_result(context: Mapping[str, Any]) -> str:
     if not context["evidence"]:
         return ""
+    # Which evidence came last and from what operation: the repair prompt's
+    # binding, kept short (its arguments are in the evidence, not needed to
+    # restructure an answer).
     last = context["evidence"][-1]
-    return orjson.dumps({"evidence_id": last["evidence_id"], "request": last["request"]}).decode()
+    request = last["request"]
+    operation = request.get("operation") or f"project.query {request.get('kind', '')}".strip()
+    return f"{last['evidence_id']} ({operation})"
 
 
 __all__ = ["ChatModel", "InvestigationController", "Research", "RunOutcome", "query_sha256"]

@@ -406,43 +406,93 @@ def _compact(value: Any) -> str:
     return canonical_bytes(value).decode("utf-8")
 
 
+_NOT_STRUCTURAL_KEYWORDS: Final = frozenset(
+    {
+        "description",
+        "title",
+        "$comment",
+        "examples",
+        "default",
+        "x-viano-response-recovery",
+        # Bounds and forms of single values: a restructuring keeps every value,
+        # and the whole contract checks them again afterwards.
+        "pattern",
+        "format",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "minProperties",
+        "maxProperties",
+    }
+)
+_COMBINATORS: Final = ("anyOf", "oneOf", "allOf")
+
+
+def structural_excerpt(schema: Any) -> Any:
+    """A schema excerpt reduced to its structure: no prose (descriptions,
+    titles, comments) and no bounds or forms of single values (patterns,
+    lengths, counts, ranges).
+
+    The repair only restructures existing values; every rule left out here
+    still holds, since the rebuilt response is checked against the whole
+    contract.
+    """
+    if isinstance(schema, dict):
+        kept = {
+            key: structural_excerpt(value)
+            for key, value in schema.items()
+            if key not in _NOT_STRUCTURAL_KEYWORDS
+        }
+        for key in _COMBINATORS:  # alternatives that only differed in value forms
+            if isinstance(kept.get(key), list) and all(item == {} for item in kept[key]):
+                del kept[key]
+        return kept
+    if isinstance(schema, list):
+        return [structural_excerpt(item) for item in schema]
+    return schema
+
+
 def build_repair_prompt(
     response_text: str, error_path: str, schema_excerpt: Any, binding: RepairBinding
 ) -> str:
     """The whole ``investigation_format_repair_v1`` prompt.
 
-    It holds only the generated response, the error path, the schema excerpt
-    and the binding data: no case interpretation, code history, raw evidence
-    or research instructions. A response over 65,536 UTF-8 bytes is never
-    copied into a repair call (:class:`RepairError` ``repair_too_large``).
+    It holds only the part of the generated response that is to be
+    restructured (the value at the error path, as canonical JSON: the rest
+    of the answer cannot change, so it is not repeated), the error path, the
+    schema excerpt without its prose and the binding data: no case
+    interpretation, code history, raw evidence or research instructions. A
+    response over 65,536 UTF-8 bytes is never copied into a repair call
+    (:class:`RepairError` ``repair_too_large``); one whose text is not a JSON
+    object with a value at the path is ``reply_not_json`` / ``path_missing``.
     """
     pointer_tokens(error_path)  # checks the form
     if not error_path:
         raise RepairError(ROOT_TARGET, "")
     if len(response_text.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
         raise RepairError(REPAIR_TOO_LARGE, "")
+    parsed = parse_strict(response_text)
+    if isinstance(parsed, JsonFailure):
+        raise RepairError(REPLY_NOT_JSON, "")
+    value = value_at(parsed.value, error_path)
     visible = ", ".join(binding.visible_evidence_ids) or "(none)"
     return "\n".join(
         [
             f"Prompt: {PROMPT_ID}",
-            "Your previous answer has the right content but one part has the wrong JSON "
-            "structure. Restructure only the value at the error path so that it matches "
-            "the schema excerpt.",
-            "Rules: keep every value exactly (same text, number and type, same count); keep "
-            "each filter's column, operator and value in their places; do not add, drop, "
-            "translate or reinterpret anything; do not change anything outside the path.",
-            'Return only a JSON object {"replacement": <new value at the error path>}, '
-            "with no other text.",
-            "",
+            "The value at the error path of your previous answer has the wrong JSON "
+            "structure. Restructure it to match the schema, keeping every value exactly "
+            "(text, number, type, count; each filter's column, operator and value in place) "
+            'and adding nothing. Reply with only a JSON object, its one key "replacement" '
+            "holding the new value.",
             f"Hypothesis {binding.hypothesis_id}: {binding.hypothesis}",
-            f"Previous result: {binding.previous_result}",
+            f"Previous result: {binding.previous_result or '(none)'}",
             f"Visible evidence IDs: {visible}",
-            "",
             f"Error path: {error_path}",
-            f"Schema excerpt: {_compact(schema_excerpt)}",
-            "",
-            "Your previous answer:",
-            response_text,
+            f"Schema: {_compact(structural_excerpt(schema_excerpt))}",
+            f"Value at the error path: {_compact(value)}",
         ]
     )
 
@@ -503,6 +553,7 @@ __all__ = [
     "revalidate",
     "same",
     "splice",
+    "structural_excerpt",
     "to_pointer",
     "value_at",
 ]
