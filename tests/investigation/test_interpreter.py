@@ -36,7 +36,7 @@ from viano_bug_analysis.schemas import load_schema
 
 SETTINGS = InvestigationSettings(response_recovery_version=1, invalid_response_limit=3)
 
-FIND = {
+FIND: dict[str, Any] = {
     "operation": "source.find_text",
     "arguments": {
         "source_refs": ["diag-001"],
@@ -46,7 +46,7 @@ FIND = {
         "limit": 5,
     },
 }
-READ = {
+READ: dict[str, Any] = {
     "operation": "source.read_context",
     "arguments": {"source_ref": "diag-001", "start_line": 1, "end_line": 4},
 }
@@ -240,6 +240,8 @@ def test_a_fenced_answer_is_normalized_not_charged(tmp_path: Path) -> None:
     assert outcome.state == "interpreted"
     record = CallRecordStore(root).list()[-1].document
     assert [r["rule"] for r in record["applied_rules"]] == ["strip_outer_fence"]
+    decision = orjson.loads((root / "analysis/interpretation/r0001/01-decision.json").read_bytes())
+    assert (decision["status"], decision["invalid_responses"]) == ("accepted", 0)
 
 
 def test_the_limit_blocks_and_an_operator_resume_carries_the_last_feedback(tmp_path: Path) -> None:

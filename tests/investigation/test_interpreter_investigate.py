@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -25,7 +26,7 @@ from viano_bug_analysis.investigation.steps import StepLog
 REPO = Path(__file__).resolve().parents[2]
 
 
-def answer(hid: str, next_step: dict[str, object]) -> str:
+def answer(hid: str, next_step: dict[str, Any]) -> str:
     return orjson.dumps(
         {
             "hypothesis_id": hid,
@@ -37,7 +38,7 @@ def answer(hid: str, next_step: dict[str, object]) -> str:
     ).decode()
 
 
-CONCLUDE = {"kind": "conclusion", "summary": "done"}
+CONCLUDE: dict[str, Any] = {"kind": "conclusion", "summary": "done"}
 
 
 def run_controller(root: Path, server: ScriptedLlmServer) -> str:

@@ -1,0 +1,92 @@
+"""The CaseInterpreter on a case built with research (real MariaDB, real git repository).
+
+The prompt shows the revision's enrichment facts by fact ID and offers
+``project.query``; a first query of that kind is checked against
+project-query-v1 and nothing live is asked; an unknown fact ID is rejected
+with feedback. Needs the test services (``scripts/with_test_services.sh``;
+``make test`` runs them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tests.case.builder.conftest import (  # noqa: F401 (fixtures)
+    ResearchSetup,
+    case_spec,
+    mariadb,
+    research_setup,
+    source_repo,
+)
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.test_interpreter import FIND, answer, hypothesis, interpreter
+from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.enrichment import research_origin, vcore_profile
+from viano_bug_analysis.investigation.project_context import project_prompt_context
+from viano_bug_analysis.project_research import ProjectResearch, load_config
+
+ROWS: dict[str, Any] = {
+    "operation": "project.query",
+    "arguments": {
+        "kind": "database.rows",
+        "table": "creature_template",
+        "columns": ["entry", "name"],
+        "filters": [{"column": "entry", "operator": "eq", "value": 90002}],
+        "offset": 0,
+        "limit": 5,
+    },
+}
+
+
+def built_with_research(tmp_path: Path, setup: ResearchSetup) -> Path:
+    spec_path = case_spec(tmp_path / "inputs")
+    spec = orjson.loads(spec_path.read_bytes())
+    spec["hypotheses"] = []
+    spec_path.write_bytes(orjson.dumps(spec))
+    config = load_config(setup.config_path)
+    root = tmp_path / "package"
+    with ProjectResearch(config) as research:
+        CaseBuilder(
+            spec_path,
+            root,
+            profile=vcore_profile(),
+            project_research=research,
+            research_origin=research_origin(config),
+        ).build()
+    return root
+
+
+def test_enrichment_facts_are_labels_and_project_queries_first_steps(
+    tmp_path: Path,
+    research_setup: ResearchSetup,  # noqa: F811 (the imported fixture)
+) -> None:
+    root = built_with_research(tmp_path, research_setup)
+    context = project_prompt_context(load_package(root))
+    assert context is not None
+    fact_ids = [fact["fact_id"] for fact in context["facts"]]
+    assert fact_ids  # the enrichment found something to show
+    unknown = answer(hypothesis("A.", ROWS, ["report", "P9999"]))
+    no_limit = {**ROWS, "arguments": {k: v for k, v in ROWS["arguments"].items() if k != "limit"}}
+    incomplete = answer(hypothesis("B.", no_limit, ["report"]))
+    good = answer(
+        hypothesis("The creature is not the quest's credit target.", ROWS, ["report", fact_ids[0]]),
+        hypothesis("The log names the quest.", FIND),
+    )
+    with ScriptedLlmServer([unknown, incomplete, good]) as server:
+        outcome = interpreter(root, server, research_enabled=True).run()
+        system = server.requests[0].messages[0]["content"]
+        first, second, third = (r.messages[-1]["content"] for r in server.requests)
+    assert outcome.state == "interpreted"
+    assert f'- "{fact_ids[0]}": ' in first
+    assert '{"kind": "database.rows"' in system
+    assert "/hypotheses/0/rests_on: 1 label(s) were not shown" in second
+    assert "missing required property 'limit' at /hypotheses/0/first_query/arguments" in third
+    hypotheses = load_package(root).case["hypotheses"]
+    assert hypotheses[0]["origin"]["first_query"] == ROWS
+    assert hypotheses[0]["origin"]["rests_on"] == ["report", fact_ids[0]]
+    # The case keeps its enrichment index: the new revision shows the same facts.
+    assert project_prompt_context(load_package(root)) == context
