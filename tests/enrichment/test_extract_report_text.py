@@ -38,3 +38,19 @@ def test_report_text_names_every_entity_type() -> None:
 def test_a_bare_number_without_a_type_word_is_no_mention() -> None:
     report = {"title": "t", "text": "Happens after 91001 seconds, see log line 23487."}
     assert extract_mentions(vcore_profile(), report, []) == []
+
+
+def test_areas_zones_and_area_triggers_are_mentions_of_their_own_type() -> None:
+    report = {
+        "title": "t",
+        "text": "Broken at https://db.example.invalid/?zone=5001 (Area ID: 5002), "
+        "subzone 5003, areatrigger 9001 and Area Trigger ID 9002.",
+    }
+    found = {(m.entity_type, m.entity_id) for m in extract_mentions(vcore_profile(), report, [])}
+    assert found == {
+        ("area", 5001),
+        ("area", 5002),
+        ("area", 5003),
+        ("areatrigger", 9001),
+        ("areatrigger", 9002),
+    }

@@ -114,7 +114,15 @@ def test_the_bundled_profile_satisfies_its_schema() -> None:
     document = tomllib.loads((PACKAGE / "profiles" / "vcore" / "enrichment.toml").read_text())
     assert check("enrichment-profile-v1", document) is None
     profile = vcore_profile()
-    assert set(profile.entities) == {"quest", "creature", "gameobject", "item", "spell"}
+    assert set(profile.entities) == {
+        "quest",
+        "creature",
+        "gameobject",
+        "item",
+        "spell",
+        "area",
+        "areatrigger",
+    }
 
 
 def test_the_schema_is_bundled_and_lists_what_the_profile_dataclasses_hold() -> None:

@@ -21,11 +21,12 @@ from viano_bug_analysis.project_research import Capture, ProjectResearch, load_c
 
 SAMPLE_SOURCES = Path(__file__).parents[3] / "samples" / "bug-20" / "wowsrc"
 # A typed constant for quest 91001 and an unrelated constant with the same number:
-# only the first may become a fact.
+# only the first may become a fact. The creature's constant has no spaces round '='.
 FIXTURE_FAIR_CONSTANTS = b"""enum FixtureFair
 {
     QUEST_KEG_RUN = 91001,
     MAX_THINGS = 91001,
+    NPC_KEG_MASTER_BRUNI=91010,
 };
 """
 

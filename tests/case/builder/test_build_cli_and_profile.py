@@ -84,6 +84,7 @@ def test_the_vcore_profile_is_generic() -> None:
     smart = next(r for r in profile.relationships if r.relation == "creature_smart_scripts")
     assert [(f.column, f.operator, f.value) for f in smart.filters] == [("source_type", "eq", 0)]
     assert {r.relation for r in profile.relationships if r.source == "source.symbol"} == {
+        "areatrigger_script_name",
         "creature_script_name",
         "gameobject_script_name",
         "item_script_name",

@@ -32,7 +32,8 @@ from viano_bug_analysis.project_research import ProjectResearch, load_config
 PROFILE = Path(__file__).parents[3] / "python/viano_bug_analysis/profiles/vcore/enrichment.toml"
 TEXT = (
     "Keg Run of the Fixture Fair (https://db.example.invalid/?quest=91001): throwing the keg "
-    "(?spell=91100) with ?item=91200 in the bags does nothing."
+    "(?spell=91100) with ?item=91200 in the bags does nothing. It happens at the fair gate "
+    "(zone=5001), right after areatrigger 9001."
 )
 
 
@@ -93,6 +94,88 @@ def _expect_link_facts(package: Path, facts: list[dict[str, Any]]) -> None:
     )
     entities = {(f["entity_type"], f["entity_id"]) for f in facts if f["kind"] == "project_entity"}
     assert {("creature", 91010), ("gameobject", 91020)} <= entities
+
+
+def _related_rows(package: Path, facts: list[dict[str, Any]], relation: str) -> list[Any]:
+    """The rows a relation's relationship facts reached, read back from their captures."""
+    by_id = {f["fact_id"]: f for f in facts}
+    found = []
+    for fact in facts:
+        if fact["kind"] != "project_relationship" or fact["relation"] != relation:
+            continue
+        target = by_id.get(fact["to"].get("fact", ""))
+        if target is not None and target["kind"] == "project_rows":
+            found.extend(_resolved_rows(package, target))
+    return found
+
+
+def _has(rows: list[Any], **expected: Any) -> bool:
+    return any(all(row.get(k) == v for k, v in expected.items()) for row in rows)
+
+
+# relation -> one row it must reach (keyed by the creature, gameobject, area or
+# area trigger itself, so the same in both databases).
+SIDE_TABLES: dict[str, dict[str, Any]] = {
+    "creature_gossip_menu": {"MenuID": 91010, "TextID": 91010},
+    "creature_gossip_option": {"MenuId": 91010, "OptionIndex": 0},
+    "creature_movement": {"CreatureId": 91010, "Rooted": 1, "InteractionPauseTimer": 180000},
+    "creature_condition_target": {
+        "SourceEntry": 91101, "ConditionTypeOrReference": 29, "ConditionValue1": 91010
+    },
+    "gameobject_condition_target": {
+        "SourceEntry": 91100, "ConditionTypeOrReference": 30, "ConditionValue1": 91020
+    },
+    "area_phase": {"AreaId": 5001, "PhaseId": 169},
+    "area_spell_area": {"spell": 91102, "area": 5001},
+    "area_condition_source": {"SourceTypeOrReferenceId": 26, "SourceGroup": 169},
+    "area_condition_target": {"SourceEntry": 91102, "ConditionTypeOrReference": 23},
+    "areatrigger_script_names_link": {"entry": 9001, "ScriptName": "at_fixture_glade_entrance"},
+    "areatrigger_smart_scripts": {"entryorguid": 9001, "source_type": 2, "event_type": 46},
+}  # fmt: skip
+
+# Reached through the quest's own row (slots 2 and 3): only with quest_template.
+QUEST_SLOTS: dict[str, dict[str, Any]] = {
+    "creature_spellclick": {"npc_entry": 91011, "spell_id": 91100},
+    "creature_condition_source": {"SourceTypeOrReferenceId": 16, "SourceEntry": 91011},
+    "creature_condition_target_entry": {"ConditionValue1": 3, "ConditionValue2": 91011},
+    "quest_required_item": {"Id": 91201, "ScriptName": "item_fixture_keg_tap"},
+}  # fmt: skip
+
+
+def test_the_side_tables_where_fixes_land_are_reached(
+    tmp_path: Path, mariadb: TestDatabase, source_repo: tuple[Path, str]
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, "cata_world")
+    built, _ = _build(tmp_path, config, "cata_world")
+    package = tmp_path / "package"
+    for relation, row in {**SIDE_TABLES, **QUEST_SLOTS}.items():
+        assert _has(_related_rows(package, built.facts, relation), **row), relation
+    # Slot 2 of RequiredNpcOrGo is a creature entity of its own.
+    slot = [
+        f
+        for f in built.facts
+        if f["kind"] == "project_relationship"
+        and f["relation"] == "quest_required_creature"
+        and f["from"].get("column") == "RequiredNpcOrGo2"
+    ]
+    assert [(f["from"]["value"], f["to"]["entity_type"]) for f in slot] == [(91011, "creature")]
+    assert not [f for f in built.facts if f.get("reason") in ("max_queries", "max_relationships")]
+    # The creature's constant is written without spaces round '='.
+    constants = {
+        (f["entity_type"], f["entity_id"], f["constant"])
+        for f in built.facts
+        if f["kind"] == "project_source_constant"
+    }
+    assert ("creature", 91010, "NPC_KEG_MASTER_BRUNI") in constants
+
+
+def test_without_quest_template_the_side_tables_keyed_by_their_own_ids_stay(
+    tmp_path: Path, mariadb: TestDatabase, source_repo: tuple[Path, str]
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, "cata_world_noquest")
+    built, _ = _build(tmp_path, config, "cata_world_noquest")
+    for relation, row in SIDE_TABLES.items():
+        assert _has(_related_rows(tmp_path / "package", built.facts, relation), **row), relation
 
 
 def test_the_seasonal_quest_case_reaches_givers_conditions_links_and_scripts(
@@ -212,6 +295,7 @@ def test_a_negative_required_npc_or_go_reaches_the_gameobject(
         if f["kind"] == "project_relationship"
         and f["relation"] == "quest_required_creature"
         and f["from"].get("id") == 91001
+        and f["from"]["column"] == "RequiredNpcOrGo1"
     ]
     assert [(f["from"]["value"], f["to"]) for f in required] == [
         (
