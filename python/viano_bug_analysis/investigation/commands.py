@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -221,9 +222,15 @@ def run_status(args: argparse.Namespace) -> int:
         shown = "no confidence" if confidence is None else f"confidence {confidence:.2f}"
         print(f"{hid}: {assessment} ({outcome['reason']}, {shown})")
         if outcome["summary"]:
-            # The model's words: one line, so a summary cannot fake further status lines.
-            print(f"  {' '.join(str(outcome['summary']).split())}")
+            print(f"  {_one_line(str(outcome['summary']))}")
     return 0
+
+
+def _one_line(text: str) -> str:
+    """The model's words for a terminal: one line, no control characters, so a
+    summary can neither fake further status lines nor send escape sequences."""
+    spaced = " ".join(text.split())
+    return "".join("?" if unicodedata.category(c).startswith("C") else c for c in spaced)
 
 
 def run_resume(args: argparse.Namespace) -> int:

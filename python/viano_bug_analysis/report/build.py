@@ -16,6 +16,7 @@ summaries): hostile input for the renderers, which escape all of it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -25,7 +26,13 @@ from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import EvidenceError
 from viano_bug_analysis.investigation.checkpoints import BLOCKED, CONCLUDED, CheckpointStore
-from viano_bug_analysis.investigation.evidence import EvidenceStore, resolve_reference
+from viano_bug_analysis.investigation.evidence import (
+    CITATION_UNRESOLVED,
+    CitationResolver,
+    EvidenceStore,
+    resolve_lines,
+    resolve_reference,
+)
 from viano_bug_analysis.investigation.project_context import LABELS, load_index
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.verdict import (
@@ -34,14 +41,13 @@ from viano_bug_analysis.investigation.verdict import (
     hypothesis_entries,
     usage_of,
 )
-from viano_bug_analysis.jsonio import canonical_bytes, sha256_hex
 from viano_bug_analysis.schemas import schema_validator
 
 REPORT_FORMAT = "viano-case-report"
 REPORT_SCHEMA = "case-report-v1"
 # An excerpt is enough to recognise a value; the stored evidence keeps it whole.
-EXCERPT_CHARS = 1200
-_LINE_REF = re.compile(r"L([1-9][0-9]{0,9})(?:-L([1-9][0-9]{0,9}))?")
+EXCERPT_CHARS = 2000
+_LINE_REF = re.compile(r"L[1-9][0-9]{0,9}(?:-L[1-9][0-9]{0,9})?")
 
 
 def build_report(package_path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -250,6 +256,7 @@ class _Evidence:
     def __init__(self, store: EvidenceStore) -> None:
         self._store = store
         self._records = {r["evidence_id"]: r for r in store.records()}
+        self._resolver = CitationResolver(store)
         self._payloads: dict[str, Any] = {}
 
     def payload(self, evidence_id: str) -> Any:
@@ -304,49 +311,37 @@ class _Evidence:
         }
 
     def _resolve(self, evidence_id: str, reference: str) -> tuple[bool, str | None, Any]:
-        """(found, SHA-256 of the value as citations hash it, value)."""
+        """(found, SHA-256 of the value as the controller hashes citations, value).
+
+        The hash comes from the controller's own ``CitationResolver``, so a
+        citation is checked here exactly as it was checked at the conclusion.
+        """
         if evidence_id not in self._records:
             return False, None, None
         payload = self.payload(evidence_id)
-        line = _LINE_REF.fullmatch(reference)
-        if line is not None:
-            first = int(line.group(1))
-            last = int(line.group(2) or first)
-            texts = _lines(payload, first, last)
-            if texts is None:
-                return False, None, None
-            joined = "\n".join(texts)
-            return True, sha256_hex(joined.encode("utf-8")), joined
         try:
-            value = resolve_reference(payload, reference)
-        except (KeyError, IndexError, ValueError, TypeError):
+            resolved = self._resolver.resolve(
+                {"evidence_id": evidence_id, "role": "context", "reference": reference}
+            )
+            if _LINE_REF.fullmatch(reference):
+                lines = resolve_lines(payload, reference)
+                value: Any = "\n".join(item["text"] for _pointer, item in lines)
+            else:
+                value = resolve_reference(payload, reference)
+        except EvidenceError as err:
+            if err.code != CITATION_UNRESOLVED:
+                raise
             return False, None, None
-        return True, sha256_hex(canonical_bytes(value)), value
-
-
-def _lines(payload: Any, first: int, last: int) -> list[str] | None:
-    """The texts of lines ``first``..``last`` in a source result (objects with a
-    ``line`` number and a ``text``), or ``None`` when one of them is not there."""
-    found: dict[int, str] = {}
-    stack = [payload]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            number, text = node.get("line"), node.get("text")
-            if type(number) is int and isinstance(text, str) and first <= number <= last:
-                found.setdefault(number, text)
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(reversed(node))
-    if any(n not in found for n in range(first, last + 1)):
-        return None
-    return [found[n] for n in range(first, last + 1)]
+        return True, resolved.value_sha256, value
 
 
 def excerpt(value: Any) -> tuple[str, bool]:
-    """A value as text for a reader (a string as itself, anything else as canonical
-    JSON), cut to ``EXCERPT_CHARS``; and whether it was cut."""
-    text = value if isinstance(value, str) else canonical_bytes(value).decode("utf-8")
+    """A value as text for a reader (a string as itself, anything else as indented
+    JSON in its stored key order), cut to ``EXCERPT_CHARS``; and whether it was cut.
+
+    Display only: what is hashed is always ``jsonio.canonical_bytes``.
+    """
+    text = value if isinstance(value, str) else json.dumps(value, indent=1, ensure_ascii=False)
     if len(text) <= EXCERPT_CHARS:
         return text, False
     return text[:EXCERPT_CHARS], True
