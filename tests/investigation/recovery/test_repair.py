@@ -322,12 +322,16 @@ def test_the_repair_prompt_holds_only_its_four_parts() -> None:
     text = json.dumps(response(FLAT), indent=2)
     prompt = build_repair_prompt(text, admission.target, admission.schema_excerpt, BINDING)
     assert PROMPT_ID in prompt
-    assert text in prompt
+    # Only the value at the path is repeated, canonically; the rest cannot change.
+    assert f"Value at the error path: {_compact(FLAT)}" in prompt
+    assert "/rows/0/LogTitle" not in prompt and '"confidence"' not in prompt
     assert f"Error path: {FILTERS}" in prompt
     assert '"required":["column","operator","value"]' in prompt
+    # The excerpt keeps the structure, not the prose or the bounds of single values.
+    assert '"description"' not in prompt and '"maxItems"' not in prompt
     assert BINDING.hypothesis in prompt and BINDING.previous_result in prompt
     assert "E3, E5" in prompt
-    assert '{"replacement":' in prompt
+    assert '"replacement"' in prompt
     assert "only" in prompt
     # Deterministic.
     assert prompt == build_repair_prompt(text, admission.target, admission.schema_excerpt, BINDING)
