@@ -21,6 +21,7 @@ router never writes: no manifest update, checkpoint, budget or evidence.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +84,25 @@ class InvestigationToolRouter:
         # (with its adapter) cannot keep a row limit of its own.
         self.database_tool = database_tool or DatabaseQueryTool(max_rows=self.limits.database_rows)
         self.threads = threads
+        # Off unless a long-lived caller turns it on (cache_source_texts).
+        self._text_cache: OrderedDict[tuple[str, str, str], tuple[SourceText, int]] = OrderedDict()
+        self._text_cache_limit = 0
+        self._text_cache_bytes = 0
+
+    def cache_source_texts(self, max_bytes: int) -> None:
+        """Keep decoded source members between batches, up to ``max_bytes`` of members.
+
+        For a long-lived process (``vba mcp``). A text is keyed by the SHA-256
+        of its attachment, its member name and its declared SHA-256; it is
+        used only after the attachment itself verified against the manifest
+        for this batch (size and SHA-256; re-hashed whenever the file's size
+        or times change), so its bytes are the ones verified when it was
+        first read. The least recently used texts leave first.
+        """
+        self._text_cache_limit = max(0, max_bytes)
+        while self._text_cache_bytes > self._text_cache_limit and self._text_cache:
+            _, (_, size) = self._text_cache.popitem(last=False)
+            self._text_cache_bytes -= size
 
     @staticmethod
     def request_schema() -> dict[str, Any]:
@@ -171,6 +191,9 @@ class InvestigationToolRouter:
             path = package.attachment_path(attachment)
             archive = _open_archive(path, entries[0])
             sources = [e for e in entries if e.kind == "source"]
+            if self._text_cache_limit:
+                digest = package.attachments[attachment].sha256
+                sources = self._cached_texts(digest, sources, texts)
             if sources:
                 refs = [MemberRef(e.member, e.sha256, e.size) for e in sources]
                 try:
@@ -179,9 +202,37 @@ class InvestigationToolRouter:
                     failed = sources[int(err.details.get("member_index", 0))]
                     raise _member_error(err, failed) from None
                 texts.update(zip((e.source_ref for e in sources), decoded, strict=True))
+                if self._text_cache_limit:
+                    digest = package.attachments[attachment].sha256
+                    for entry, text in zip(sources, decoded, strict=True):
+                        self._keep_text((digest, entry.member, entry.sha256), text, entry.size)
             for entry in (e for e in entries if e.kind == "database"):
                 tables[entry.source_ref] = self._read_table(archive, entry, max_bytes)
         return texts, tables
+
+    def _cached_texts(
+        self, digest: str, sources: list[ContextEntry], texts: dict[str, SourceText]
+    ) -> list[ContextEntry]:
+        """Fills ``texts`` from the cache; returns the entries still to be read."""
+        missing = []
+        for entry in sources:
+            key = (digest, entry.member, entry.sha256)
+            hit = self._text_cache.get(key)
+            if hit is None:
+                missing.append(entry)
+                continue
+            self._text_cache.move_to_end(key)
+            texts[entry.source_ref] = hit[0]
+        return missing
+
+    def _keep_text(self, key: tuple[str, str, str], text: SourceText, size: int) -> None:
+        if key in self._text_cache or size > self._text_cache_limit:
+            return
+        self._text_cache[key] = (text, size)
+        self._text_cache_bytes += size
+        while self._text_cache_bytes > self._text_cache_limit:
+            _, (_, dropped) = self._text_cache.popitem(last=False)
+            self._text_cache_bytes -= dropped
 
     def _read_table(
         self, archive: SnapshotArchive, entry: ContextEntry, max_bytes: int
