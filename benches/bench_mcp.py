@@ -13,6 +13,9 @@ read_context and one lookup.
   worker thread and the record on top). Target: at most 1.3x the baseline;
 * ``mcp_case_query_cold``: the first call of a freshly started server (the
   start itself not timed): the package's attachments hashed, the snapshot parsed;
+* ``heavy_*``: a search-heavy batch with a small result (8 case-insensitive
+  searches over 16 sources of ~512 KiB, 3 matches each): the fixed cost of the
+  MCP path against real work;
 * ``mcp_project_query_cold`` / ``_warm``: a database.rows query and a
   source.search through the server against the test MariaDB and a git
   repository (only under scripts/with_test_services.sh, else skipped).
@@ -33,7 +36,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from benches.bench_search import _real_source_members
 from tests.mcp_server.conftest import mcp_session
 from tests.tools.package_factory import BuiltPackage, build_package
-from viano_bug_analysis.mcp_server.tools import McpTools
+from viano_bug_analysis.mcp_server.tools import TEXT_CACHE_BYTES, McpTools
 from viano_bug_analysis.profiles import load_profile
 
 GROUP = "mcp: warm case_query (7 requests, 8 sources ~2 MiB, 10k rows) vs the library"
@@ -110,6 +113,18 @@ def warm_server(bench_package: BuiltPackage) -> Iterator[Server]:
 
 @pytest.mark.benchmark(group=GROUP)
 def test_library_router_query(benchmark: Any, bench_package: BuiltPackage) -> None:
+    # The router as the server configures it: source texts cached between batches.
+    router = load_profile("vcore").router()
+    router.cache_source_texts(TEXT_CACHE_BYTES)
+    request = batch(bench_package)
+    router.query(bench_package.path, request)
+    benchmark(router.query, bench_package.path, request)
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_library_router_query_without_text_cache(
+    benchmark: Any, bench_package: BuiltPackage
+) -> None:
     router = load_profile("vcore").router()
     request = batch(bench_package)
     router.query(bench_package.path, request)
@@ -130,6 +145,57 @@ def test_mcp_case_query_warm(
 ) -> None:
     request = batch(bench_package)
     benchmark(warm_server.call, "case_query", request)
+
+
+# -- a search-heavy batch with a small result: the fixed cost of the MCP path ---------------
+
+HEAVY_GROUP = "mcp: search-heavy batch (8 searches over 16 sources ~8 MiB, limit 3) vs the library"
+
+
+@pytest.fixture(scope="module")
+def heavy_package(tmp_path_factory: pytest.TempPathFactory) -> BuiltPackage:
+    root = tmp_path_factory.mktemp("mcp-heavy")
+    return build_package(root, sources=dict(_real_source_members(16, 512 * 1024)))
+
+
+def heavy_batch(package: BuiltPackage) -> dict[str, Any]:
+    sources = sorted(package.refs.values())
+    words = ("return", "include", "static", "size_t", "nullptr", "const", "struct", "void")
+    return package.request(
+        *[
+            {
+                "operation": "source.find_text",
+                "arguments": {
+                    "source_refs": sources,
+                    "text": word,
+                    "case_sensitive": False,
+                    "offset": 0,
+                    "limit": 3,
+                },
+            }
+            for word in words
+        ]
+    )
+
+
+@pytest.mark.benchmark(group=HEAVY_GROUP)
+def test_heavy_library_router_query(benchmark: Any, heavy_package: BuiltPackage) -> None:
+    router = load_profile("vcore").router()
+    router.cache_source_texts(TEXT_CACHE_BYTES)
+    request = heavy_batch(heavy_package)
+    router.query(heavy_package.path, request)
+    benchmark(router.query, heavy_package.path, request)
+
+
+@pytest.mark.benchmark(group=HEAVY_GROUP)
+def test_heavy_mcp_case_query_warm(benchmark: Any, heavy_package: BuiltPackage) -> None:
+    server = Server(heavy_package.path)
+    try:
+        request = heavy_batch(heavy_package)
+        server.call("case_query", request)
+        benchmark(server.call, "case_query", request)
+    finally:
+        server.close()
 
 
 def _cold_rounds(benchmark: Any, start: Any, tool: str, arguments: dict[str, Any]) -> None:

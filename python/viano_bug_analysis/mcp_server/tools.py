@@ -33,6 +33,8 @@ from viano_bug_analysis.schema_errors import check
 from viano_bug_analysis.schemas import load_schema
 from viano_bug_analysis.tools.router import InvestigationToolRouter
 
+# Decoded source members kept between calls (the router's cache_source_texts).
+TEXT_CACHE_BYTES = 256 << 20
 # A batch is at most 64 KiB (ToolLimits.request_bytes) and a query 64 KiB:
 # anything far beyond is refused before it is stored.
 MAX_ARGUMENT_BYTES = 1 << 20
@@ -73,9 +75,13 @@ class McpTools:
         *,
         research: ProjectResearch | None = None,
         report: ReportBuilder | None = None,
+        text_cache_bytes: int = TEXT_CACHE_BYTES,
     ) -> None:
         self.package = package
         self.router = router
+        # The process lives long: sources stay decoded between calls (their
+        # attachment is still verified on every call).
+        router.cache_source_texts(text_cache_bytes)
         self.research = research
         self.report = report
         self.log = CallLog(str(package))
