@@ -1,0 +1,131 @@
+"""A rejected answer is told what was wrong: the pointer, the property, the rule
+and the allowed alternatives, through the one schema-error mapper."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+
+from tests.investigation.recovery.recovery_fixtures import (
+    CONTEXT,
+    CONTRACT,
+    LIMITS,
+    V1,
+    FakeProvider,
+    response,
+)
+from viano_bug_analysis.investigation.recovery import recover_response
+from viano_bug_analysis.investigation.recovery.contract import (
+    CITATION_UNRESOLVED,
+    full_violations,
+)
+from viano_bug_analysis.investigation.recovery.feedback import rejection_feedback
+
+
+def recover(document: Any, contract: Any = CONTRACT) -> Any:
+    text = document if isinstance(document, str) else json.dumps(document)
+    return recover_response(
+        text,
+        contract=contract,
+        policy=V1,
+        context=CONTEXT,
+        provider=FakeProvider(),
+        audit_store=None,
+        limits=LIMITS,
+    )
+
+
+def search(**arguments: Any) -> dict[str, Any]:
+    query = {"kind": "source.search", "text": "QUEST_", "offset": 0, "limit": 20, **arguments}
+    return response(next={"kind": "tool", "operation": "project.query", "arguments": query})
+
+
+def conclusion(reference: str) -> dict[str, Any]:
+    return response(
+        evidence=[{"evidence_id": "E3", "role": "supports", "reference": reference}],
+        next={"kind": "conclusion", "summary": "Seen."},
+    )
+
+
+def test_a_missing_required_property_is_named_with_its_pointer_and_rule() -> None:
+    # The old prompt's own source.search example: case_sensitive is required.
+    result = recover(search())
+    assert result.reason == "contract_violation"
+    assert result.feedback == (
+        "/next/arguments/case_sensitive: missing required property 'case_sensitive' at "
+        "/next/arguments [rule required].",
+    )
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [
+        (
+            response(assessment="likely"),
+            "/assessment: value at /assessment is not one of the allowed values; allowed: "
+            "supported, refuted, undetermined [rule enum].",
+        ),
+        (
+            search(case_sensitive=True, regex=True),
+            "/next/arguments/regex: unknown property 'regex' at /next/arguments",
+        ),
+        (
+            response(next={"kind": "tool", "operation": "source.grep", "arguments": {}}),
+            "/next/operation: value at /next/operation is not one of the allowed values; "
+            "allowed: project.query, source.find_text",
+        ),
+        (
+            response(confidence=2),
+            "/confidence: value at /confidence must be at most 1 [rule maximum].",
+        ),
+        (
+            response(hypothesis_id="H7"),
+            "/hypothesis_id must be H2, the hypothesis asked.",
+        ),
+        (
+            response(evidence=[{"evidence_id": "E9", "role": "supports", "reference": "/a"}]),
+            "/evidence/0/evidence_id: cite only evidence IDs you were shown (shown: E3, E5)",
+        ),
+    ],
+    ids=["enum", "unknown property", "unknown operation", "bound", "hypothesis", "evidence"],
+)
+def test_each_rejection_says_what_to_change(document: dict[str, Any], expected: str) -> None:
+    result = recover(document)
+    assert result.status == "rejected"
+    assert any(line.startswith(expected) for line in result.feedback), result.feedback
+
+
+def test_an_unparsable_answer_is_told_to_send_one_json_object() -> None:
+    result = recover("I think the quest is broken.")
+    assert result.feedback == (
+        "The answer was not used because it is not valid JSON: answer with exactly one JSON "
+        "object and no text around it.",
+    )
+
+
+def test_a_conclusion_citing_a_missing_pointer_is_rejected_with_the_resolver_hint() -> None:
+    def check(evidence_id: str, reference: str) -> str | None:
+        if reference == "/rows/0/LogTitle":
+            return None
+        return f"{evidence_id}: no value at this pointer: {reference}; the deepest ..."
+
+    contract = dataclasses.replace(CONTRACT, citations=check)
+    assert full_violations(conclusion("/rows/0/LogTitle"), contract) == []
+    result = recover(conclusion("/rows/7"), contract)
+    assert result.reason == CITATION_UNRESOLVED
+    assert result.feedback == (
+        "/evidence/0/reference: E3: no value at this pointer: /rows/7; the deepest ...",
+    )
+    # A tool step's citations are not a conclusion's: they are not checked.
+    assert full_violations(response(), contract) == []
+
+
+def test_feedback_never_repeats_a_value_of_the_answer() -> None:
+    secret = "LEAK-CANARY-value"
+    document = search(text=secret, case_sensitive="yes")
+    lines = rejection_feedback(document, full_violations(document, CONTRACT), CONTRACT)
+    assert lines and not any(secret in line for line in lines)
+    assert "must be boolean, not string" in lines[0]
