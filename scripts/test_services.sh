@@ -7,6 +7,9 @@
 #                                    vba_fixture_types, cata_private), write
 #                                    the env file
 #   scripts/test_services.sh stop    stop that server, delete its directory
+#   scripts/test_services.sh browser install Debian's chromium if missing and
+#                                    print the path of its executable (the
+#                                    report's headless-browser test uses it)
 #
 # The env file (default service-data/test-services.env; override with
 # VBA_TEST_SERVICES_ENV so parallel runs do not collide) holds
@@ -43,6 +46,27 @@ install_mariadb() {
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         mariadb-server mariadb-client >/dev/null
     log "installed mariadb-server in $((SECONDS - started))s"
+}
+
+find_chromium() {
+    local name
+    for name in chromium chromium-browser; do
+        command -v "$name" 2>/dev/null && return 0
+    done
+    return 1
+}
+
+browser() {
+    find_chromium && return 0
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    log "chromium not found; installing it from the distribution (apt-get)"
+    local started=$SECONDS
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        chromium >/dev/null
+    log "installed chromium in $((SECONDS - started))s"
+    find_chromium
 }
 
 port_free() {
@@ -117,5 +141,6 @@ stop() {
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
-    *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+    browser) browser ;;
+    *) echo "usage: $0 start|stop|browser" >&2; exit 2 ;;
 esac

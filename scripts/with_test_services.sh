@@ -20,6 +20,15 @@ if ! services start; then
     fi
     echo "test services did not start: the MariaDB tests will be skipped" >&2
 fi
+# The report's browser test loads its HTML in headless chromium (Debian's package).
+if chromium_path=$(scripts/test_services.sh browser); then
+    export VBA_TEST_CHROMIUM="$chromium_path"
+elif [ "${CI:-}" = true ]; then
+    echo "chromium could not be installed (CI=true): failing" >&2
+    exit 1
+else
+    echo "chromium could not be installed: the browser test will be skipped" >&2
+fi
 if [ -f "$env_file" ]; then
     set -a
     # shellcheck disable=SC1090

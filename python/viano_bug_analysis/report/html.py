@@ -80,7 +80,6 @@ def render_html(report: Mapping[str, Any]) -> str:
     parts.append("<h2>Hypotheses</h2>")
     for hypothesis in report["hypotheses"]:
         parts += _hypothesis(hypothesis)
-    parts += _excerpts(report)
     parts += _usage(report["usage"])
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
@@ -189,7 +188,7 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
     if h["summary"]:
         parts.append(f"<p><strong>Conclusion:</strong> {_t(h['summary'])}</p>")
     if h["citations"]:
-        parts.append("<p><strong>Cited evidence:</strong></p><ul>")
+        parts.append("<p><strong>Cited evidence</strong> (each excerpt below):</p><ul>")
         for c in h["citations"]:
             parts.append(
                 f'<li><a href="#{_t(c["anchor"])}">[{_t(c["number"])}] {_t(c["evidence_id"])} '
@@ -197,6 +196,7 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
                 f"{_status(c['verification'])}</li>"
             )
         parts.append("</ul>")
+        parts += _excerpts(h)
     elif h["reason"]:
         parts.append("<p>No evidence cited.</p>")
     parts.append("<p><strong>Steps</strong></p>")
@@ -234,31 +234,32 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
     return parts
 
 
-def _excerpts(report: Mapping[str, Any]) -> list[str]:
-    citations = [c for h in report["hypotheses"] for c in h["citations"]]
-    parts = ["<h2>Cited excerpts</h2>"]
-    if not citations:
-        parts.append("<p>No citations.</p>")
-    for h in report["hypotheses"]:
-        for c in h["citations"]:
-            cut = " …(excerpt)" if c["truncated"] else ""
-            parts.append(
-                f'<div class="excerpt" id="{_t(c["anchor"])}">'
-                f"<h3>[{_t(c['number'])}] {_t(h['id'])} cites {_t(c['evidence_id'])} "
-                f"<code>{_t(c['reference'])}</code> {_status(c['verification'])}</h3>"
-                f'<pre class="cited-value">{_t(c["excerpt"])}{cut}</pre>'
-            )
-            items: list[tuple[str, Any]] = [
-                ("role", c["role"]),
-                ("stored SHA-256", c["value_sha256"] or "none (not verified at the conclusion)"),
-                ("SHA-256 now", c["computed_sha256"] or "the reference does not resolve"),
+def _excerpts(h: Mapping[str, Any]) -> list[str]:
+    """The cited excerpts of one hypothesis, each the target of its citation link."""
+    parts = []
+    for c in h["citations"]:
+        cut = " …(excerpt)" if c["truncated"] else ""
+        parts.append(
+            f'<div class="excerpt" id="{_t(c["anchor"])}">'
+            f"<p><strong>[{_t(c['number'])}] {_t(c['evidence_id'])} "
+            f"<code>{_t(c['reference'])}</code></strong> {_status(c['verification'])}</p>"
+            f'<pre class="cited-value">{_t(c["excerpt"])}{cut}</pre>'
+        )
+        items: list[tuple[str, Any]] = [
+            ("role", c["role"]),
+            ("stored SHA-256", c["value_sha256"] or "none (not verified at the conclusion)"),
+            ("SHA-256 now", c["computed_sha256"] or "the reference does not resolve"),
+        ]
+        items += [(f"evidence {k}", v) for k, v in sorted(c["evidence"].items())]
+        if c["provenance"]:
+            # What the evidence record already showed is not repeated.
+            items += [
+                (f"origin {k}", v)
+                for k, v in sorted(c["provenance"].items())
+                if c["evidence"].get(k) != v
             ]
-            items += [(f"evidence {k}", v) for k, v in sorted(c["evidence"].items())]
-            if c["provenance"]:
-                items += [(f"origin {k}", v) for k, v in sorted(c["provenance"].items())]
-            parts.append(_dl(items))
-            parts.append(f'<p><a href="#hypothesis-{_t(h["id"])}">back to {_t(h["id"])}</a></p>')
-            parts.append("</div>")
+        parts.append(_dl(items))
+        parts.append("</div>")
     return parts
 
 
