@@ -31,6 +31,7 @@ from viano_bug_analysis.investigation.interpretation_prompt import (
 from viano_bug_analysis.investigation.interpreter import CaseInterpreter
 from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.recovery import CallRecordStore
+from viano_bug_analysis.investigation.recovery.repair import contract_errors
 from viano_bug_analysis.schema_errors import check
 from viano_bug_analysis.schemas import load_schema
 
@@ -157,6 +158,29 @@ def test_the_prompt_example_holds_the_whole_contract(tmp_path: Path) -> None:
     with ScriptedLlmServer([answer(example)]) as server:
         outcome = interpreter(root, server).run()
     assert outcome.state == "interpreted"
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        [{"label": "diag-001", "kind": "source_file"}],
+        [{"label": "db-001", "kind": "database_snapshot"}],
+        [{"label": "P1", "kind": "project_fact", "fact": {}}],
+    ],
+)
+def test_every_form_of_the_example_is_a_valid_next_step(facts: list[dict[str, Any]]) -> None:
+    example = example_hypothesis({"facts": [{"label": "report", "kind": "report"}, *facts]})
+    assert check("case-interpretation-v1", {"hypotheses": [example]}) is None
+    step = {
+        "hypothesis_id": "H1",
+        "assessment": "undetermined",
+        "confidence": 0.5,
+        "evidence": [],
+        "next": {"kind": "tool", **example["first_query"]},
+    }
+    assert contract_errors(step) == []
+    labels = {"report", *(f["label"] for f in facts)}
+    assert set(example["rests_on"]) <= labels
 
 
 def test_operator_hypotheses_keep_precedence_and_are_never_rewritten(tmp_path: Path) -> None:

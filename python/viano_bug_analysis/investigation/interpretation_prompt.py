@@ -78,9 +78,23 @@ def example_hypothesis(context: Mapping[str, Any]) -> dict[str, Any]:
         }
         rests_on = [REPORT_LABEL, source["label"]]
     else:
-        database = next(f for f in context["facts"] if f["kind"] != REPORT_LABEL)
-        query = {"operation": "database.describe", "arguments": {"source_ref": database["label"]}}
-        rests_on = [REPORT_LABEL, database["label"]]
+        snapshots = [f for f in context["facts"] if f["kind"] not in {REPORT_LABEL, "project_fact"}]
+        if snapshots:
+            label = snapshots[0]["label"]
+            query = {"operation": "database.describe", "arguments": {"source_ref": label}}
+            rests_on = [REPORT_LABEL, label]
+        else:  # no snapshot at all: the interpreter only runs so with research enabled
+            query = {
+                "operation": PROJECT_OPERATION,
+                "arguments": {
+                    "kind": "source.search",
+                    "text": "QuestComplete",
+                    "case_sensitive": True,
+                    "offset": 0,
+                    "limit": 20,
+                },
+            }
+            rests_on = [REPORT_LABEL]
     return {
         "statement": "The quest objective is never credited because the script does not run.",
         "refuted_if": "The script is registered and its handler credits the objective.",
