@@ -217,13 +217,14 @@ def _user_text_v2(version: str, context: Mapping[str, Any]) -> str:
     """The stable part first (case, hypothesis, sources, facts), then the evidence in
     the order it was taken, then what changes from call to call."""
     parts = _user_text(version, context).split("\nEvidence so far:")[0].split("\n")
-    if context["evidence"]:
-        parts.append("Evidence so far:")
-        for item in context["evidence"]:
-            parts.append(_evidence_line(item))
-            parts.append(f"  cite in {item['evidence_id']}: {citation_hints(item['payload'])}")
-    else:
-        parts.append("Evidence so far: none")
+    # The header is there from the first step on, so the evidence taken later
+    # only ever appends to the text before it.
+    parts.append("Evidence so far, in the order it was taken:")
+    for item in context["evidence"]:
+        parts.append(_evidence_line(item))
+        parts.append(f"  cite in {item['evidence_id']}: {citation_hints(item['payload'])}")
+    if not context["evidence"]:
+        parts.append("(no evidence yet)")
     if context.get("feedback"):
         parts.append("Feedback on your previous answer:")
         parts += [f"- {line}" for line in context["feedback"]]
