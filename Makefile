@@ -16,14 +16,14 @@ $(PY):
 # them. pip always rebuilds a local project (so this builds once per call) and
 # skips dependencies that are already installed.
 install: $(PY)
-	$(PIP) install --quiet ".[test,lint,mcp]"
+	$(PIP) install --quiet ".[test,lint]"
 
 # Editable install for development (rebuilds the extension in place). maturin
 # itself comes from pyproject.toml's build-system table, the extras as above.
 dev: $(PY)
 	$(PY) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")' > $(VENV)/build-requirements.txt
 	$(PIP) install --quiet -r $(VENV)/build-requirements.txt
-	$(VENV)/bin/maturin develop --release --extras test,lint,mcp
+	$(VENV)/bin/maturin develop --release --extras test,lint
 
 demo: install
 	$(PY) -m viano_bug_analysis.demo samples/bug-20
