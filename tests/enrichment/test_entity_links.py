@@ -190,3 +190,15 @@ def test_a_value_meaning_no_reference_is_counted_under_its_table_and_column(
         f"[{ignored[0]['fact_id']}] coverage: value_not_followed: creature_queststarter.id, "
         "quest_starter (1 value)"
     ]
+
+
+def test_a_query_answered_before_gives_its_target_fact_to_a_later_origin() -> None:
+    # creature 70 is mentioned, so its row is read first; the quest's starter row
+    # reaches the same query later, and its relationship names the same entity rows.
+    facts, _ = _run([_mention("quest", 5), _mention("creature", 70)], {})
+    rows = [f for f in facts if f["kind"] == "project_rows" and f["table"] == "creature_template"]
+    starter = [
+        f for f in facts if f["kind"] == "project_relationship" and f["relation"] == "quest_starter"
+    ]
+    assert len(rows) == 1 and len(starter) == 1
+    assert starter[0]["to"]["fact"] == rows[0]["fact_id"]

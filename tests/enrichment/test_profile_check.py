@@ -172,16 +172,16 @@ def test_a_relation_that_only_reaches_a_missing_entity_table_is_not_blocked() ->
     # quest_next's quest IDs still reach the event givers and conditions.
     assert "relationship quest_next" not in blocked
     assert blocked["relationship quest_text"] == [
-        "starts from quest_template.ID, LogTitle: table quest_template is missing (table_not_found)"
+        "starts from quest_template.LogTitle, and quest_template is missing (table_not_found)"
     ]
     assert blocked["entities.quest"] == [
-        "looks up quest_template.ID, LogTitle: table quest_template is missing (table_not_found)"
+        "looks up quest_template, and quest_template is missing (table_not_found)"
     ]
     text = "\n".join(warnings(report))
     assert (
-        "partly followed relationship quest_next: it reaches quest IDs whose quest_template rows "
-        "cannot be read (table quest_template is missing (table_not_found)); their own links are "
-        "still followed (quest_event_giver, quest_condition)"
+        "partly followed relationship quest_next: it reaches quest IDs: their quest_template "
+        "rows are not read because quest_template is missing (table_not_found); their own links "
+        "are still asked: quest_event_giver, quest_condition"
     ) in text
     assert "cannot follow relationship quest_next" not in text
     assert not report["ok"]

@@ -98,6 +98,7 @@ class Enricher:
         self._queue: deque[_Work] = deque()
         self._pending: dict[str, _Work] = {}  # query key -> queued work
         self._done: dict[str, StepOutcome] = {}  # query key -> answer
+        self._targets: dict[str, str | None] = {}  # query key -> the fact its answer gave
         self._relationships = 0
         # (relation, table, column) -> how many values meaning "no reference"
         self._ignored: dict[tuple[str, str, str], int] = {}
@@ -204,8 +205,9 @@ class Enricher:
     def _enqueue(self, work: _Work) -> None:
         key = _key(work.query)
         if key in self._done:
+            # Asked before: the same answer, and the same target fact, for this origin.
             for origin in work.origins:
-                self._relationship_fact(origin, work, self._done[key])
+                self._relationship_fact(origin, work, self._done[key], self._targets.get(key))
             return
         if key in self._pending:
             self._pending[key].origins.extend(work.origins)
@@ -248,6 +250,7 @@ class Enricher:
             target_fact = self._constant_hits(work, capture)
         else:
             target_fact = self._source_hits(work, capture)
+        self._targets[_key(work.query)] = target_fact
         for origin in work.origins:
             self._relationship_fact(origin, work, outcome, target_fact)
 

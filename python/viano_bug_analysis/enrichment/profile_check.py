@@ -43,6 +43,9 @@ class _Need:
     columns: dict[str, set[str]] = field(default_factory=dict)  # column -> users
     integer: set[str] = field(default_factory=set)
     users: dict[str, str] = field(default_factory=dict)  # user -> role
+    # user -> the columns that say what it does here (a relationship's key or
+    # from column, a text column; none for an entity lookup)
+    keys: dict[str, list[str]] = field(default_factory=dict)
 
     def add(
         self,
@@ -50,8 +53,11 @@ class _Need:
         role: str,
         columns: Iterable[str | None],
         integer: Iterable[str] = (),
+        keys: Iterable[str | None] = (),
     ) -> None:
         self.users.setdefault(user, role)
+        shown = self.keys.setdefault(user, [])
+        shown.extend(k for k in keys if k is not None and k not in shown)
         for column in columns:
             if column is not None:
                 self.columns.setdefault(column, set()).add(user)
@@ -74,17 +80,26 @@ def needs(profile: EnrichmentProfile) -> dict[str, _Need]:
                 f"entities.{entity.entity_type}", LOOKS_UP, entity.columns, [entity.column]
             )
     for text in profile.texts:
-        need(text.table).add(f"texts {text.table}.{text.column}", READS, [text.column])
+        need(text.table).add(
+            f"texts {text.table}.{text.column}", READS, [text.column], keys=[text.column]
+        )
     for rel in profile.relationships:
         user = f"relationship {rel.relation}"
         if rel.from_table is not None:
             need(rel.from_table).add(
-                user, STARTS_FROM, [rel.from_column, rel.from_id_column, rel.when_column]
+                user,
+                STARTS_FROM,
+                [rel.from_column, rel.from_id_column, rel.when_column],
+                keys=[rel.from_column],
             )
         if rel.table is not None and rel.column is not None:
             integer = [rel.column] + [f.column for f in rel.filters if _is_integer_value(f.value)]
             need(rel.table).add(
-                user, READS, [*rel.columns, rel.column, *(f.column for f in rel.filters)], integer
+                user,
+                READS,
+                [*rel.columns, rel.column, *(f.column for f in rel.filters)],
+                integer,
+                keys=[rel.column],
             )
         elif rel.source is None and rel.entity_type is not None:
             entity = profile.entities[rel.entity_type]
@@ -131,19 +146,19 @@ def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
             entry.update(status=status, code=err.code)
             if err.code == "table_not_allowed":
                 to_allow.append(table)
+            why = f"{table} is {status.replace('_', ' ')} ({err.code})"
             for user, role in sorted(need.users.items()):
-                why = f"table {table} is {status.replace('_', ' ')} ({err.code})"
                 entity_type = _target_type(profile, user) if role == REACHES else None
                 links = _links(profile, entity_type) if entity_type is not None else []
                 if links:
                     partial[user] = (
-                        f"reaches {entity_type} IDs whose {table} rows cannot be read ({why}); "
-                        f"their own links are still followed ({', '.join(links)})"
+                        f"reaches {entity_type} IDs: their {table} rows are not read because "
+                        f"{why}; their own links are still asked: {', '.join(links)}"
                     )
                     continue
-                used = sorted(c for c, users in need.columns.items() if user in users)
-                what = f"{table}.{', '.join(used)}" if used else table
-                blocked.setdefault(user, []).append(f"{role} {what}: {why}")
+                keys = need.keys.get(user, [])
+                what = ", ".join(f"{table}.{k}" for k in keys) if keys else table
+                blocked.setdefault(user, []).append(f"{role} {what}, and {why}")
             report_tables.append(entry)
             continue
         types = {c["name"]: str(c["type"]) for c in answer["result"]["columns"]}
