@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.test_interpreter import GOOD, built
 from tests.report.package_fixture import (
     HYPOTHESES,
     SCRIPT,
+    SETTINGS,
     Stopped,
     answer,
     built_package,
@@ -26,6 +28,8 @@ from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.durable import PackageLayout, compact_json
 from viano_bug_analysis.errors import PackageFileError
 from viano_bug_analysis.investigation import verdict as verdict_module
+from viano_bug_analysis.investigation.interpreter import CaseInterpreter
+from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.verdict import VerdictStore, build_verdict
 from viano_bug_analysis.jsonio import sha256_hex
@@ -190,3 +194,17 @@ def test_usage_counts_an_answer_without_reported_usage(tmp_path: Path) -> None:
     usage = verdict_module.usage_of(root)
     assert (usage["model_answers"], usage["answers_without_usage"]) == (5, 1)
     assert usage["prompt_tokens"] == 44
+
+
+def test_the_interpretation_answers_count_in_the_usage(tmp_path: Path) -> None:
+    root = built(tmp_path)  # a case without hypotheses
+    conclude = {"kind": "conclusion", "summary": "done"}
+    with ScriptedLlmServer([GOOD, answer("H1", conclude), answer("H2", conclude)]) as server:
+        client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+        CaseInterpreter(root, model=client, settings=SETTINGS).run()
+        assert investigate(root, server).state == "concluded"
+    verdict = VerdictStore(root).current()
+    assert verdict is not None
+    # One interpretation answer and two investigation answers, 11 + 7 tokens each.
+    assert verdict["usage"]["model_answers"] == 3
+    assert (verdict["usage"]["prompt_tokens"], verdict["usage"]["completion_tokens"]) == (33, 21)

@@ -39,6 +39,8 @@ from viano_bug_analysis.schemas import schema_validator
 VERDICT_FORMAT = "viano-case-verdict"
 VERDICT_SCHEMA = "case-verdict-v1"
 _VERSION_NAME = re.compile(r"v([0-9]{4})\.json")
+_REVISION_NAME = re.compile(r"r([0-9]{4})")
+_REPLY_NAME = re.compile(r"[0-9]{2}-reply\.json")
 # The groups of the case verdict, in the order a reader sees them.
 GROUPS = ("supported", "refuted", "inconclusive", "blocked", "open")
 # Fields of a version that are about the issue, not the verdict: two versions
@@ -50,26 +52,30 @@ def usage_of(package: PackageLayout | str | os.PathLike[str]) -> dict[str, Any]:
     """Tokens of every stored model answer, and the budget units spent and granted.
 
     Tokens come from the ``usage`` the server reported with each answer (the
-    step log's ``reply`` and ``repair`` records); an answer without usage is
+    step log's ``reply`` and ``repair`` records and the case interpretation's
+    replies); an answer without usage is
     counted in ``answers_without_usage`` (the budget then charged its whole
     reservation). Budget units are the journal's: tokens plus the fixed cost
     of each tool dispatch, so the two figures differ by design.
     """
     layout = PackageLayout.of(package)
     log = StepLog(layout)
-    prompt = completion = total = answers = without = 0
-    for hid, step, attempt, event in log.events():
-        if event not in ("reply", "repair"):
-            continue
-        record = log.get(hid, step, attempt, event) or {}
-        answers += 1
-        usage = record["chat"].get("usage")
+    chats = [
+        (log.get(hid, step, attempt, event) or {})["chat"]
+        for hid, step, attempt, event in log.events()
+        if event in ("reply", "repair")
+    ]
+    chats += _interpretation_chats(layout)
+    prompt = completion = total = without = 0
+    for chat in chats:
+        usage = chat.get("usage")
         if not isinstance(usage, dict):
             without += 1
             continue
         prompt += _count(usage.get("prompt_tokens"))
         completion += _count(usage.get("completion_tokens"))
         total += _count(usage.get("total_tokens"))
+    answers = len(chats)
     accounts = BudgetManager(layout).accounts()
     return {
         "prompt_tokens": prompt,
@@ -208,6 +214,26 @@ class VerdictStore:
             raise AssertionError("built verdict does not match case-verdict-v1")
         self._files.write_once(PackageLayout.verdict(number), compact_json(document))
         return document
+
+
+def _interpretation_chats(layout: PackageLayout) -> list[dict[str, Any]]:
+    """The stored answers of the case interpretation (``analysis/interpretation/
+    r<rev>/NN-reply.json``), read strictly; their usage counts like the steps'."""
+    chats = []
+    for revision in sorted(layout.files.list(PackageLayout.INTERPRETATION) or ()):
+        match = _REVISION_NAME.fullmatch(revision)
+        if match is None:
+            continue
+        folder = PackageLayout.interpretation(int(match.group(1)))
+        for name in sorted(layout.files.list(folder) or ()):
+            if not _REPLY_NAME.fullmatch(name):
+                continue
+            record = layout.files.read_document(folder / name)
+            chat = (record or {}).get("chat")
+            if not isinstance(chat, dict):
+                raise _corrupt(folder / name, "not an interpretation reply record")
+            chats.append(chat)
+    return chats
 
 
 def _body(document: Mapping[str, Any]) -> dict[str, Any]:
