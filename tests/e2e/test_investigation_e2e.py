@@ -5,6 +5,7 @@ that goes down mid-way) and a real git repository."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import shutil
 import subprocess
 import sys
@@ -110,7 +111,15 @@ SCRIPT = [
             [{"column": "LogTitle", "operator": "contains", "value": "Wolpertinger"}],
         ),
     ),
-    # 5: the conclusion, citing a DB row and a git blob line.
+    # 5, first attempt: a conclusion citing a row that E1 does not have: rejected,
+    # the feedback names the pointer and what exists.
+    answer(
+        [cite("E1", "/rows/9/RequiredNpcOrGo1"), cite("E2", "/matches/0")],
+        {"kind": "conclusion", "summary": "The quest requires another creature."},
+        assessment="supported",
+        confidence=0.8,
+    ),
+    # 5, second attempt: the conclusion, citing a DB row and a git blob line.
     answer(
         [
             cite("E1", "/rows/0/RequiredNpcOrGo1"),
@@ -128,7 +137,7 @@ SCRIPT = [
 ]
 
 
-CALL_ORDER = [(1, 1), (2, 1), (3, 1), (4, 1), (4, 2), (5, 1)]
+CALL_ORDER = [(1, 1), (2, 1), (3, 1), (4, 1), (4, 2), (5, 1), (5, 2)]
 
 
 def _measure_repair_prompt(log: StepLog) -> None:
@@ -156,6 +165,22 @@ def _measure_repair_prompt(log: StepLog) -> None:
         f"(ratio {len(repair) / len(normal):.2f})"
     )
     assert len(repair) < 0.5 * len(normal)
+
+
+def _measure_prefix_reuse(sent: list[list[dict[str, str]]]) -> None:
+    """Within the hypothesis each prompt starts with the stable part of the one before
+    (SPEC §5, prefix caching): the shared-prefix share of each step's prompt."""
+    ratios = []
+    for previous, current in itertools.pairwise(sent):
+        assert current[0] == previous[0]  # the system message never changes
+        before, now = prompt_text(previous), prompt_text(current)
+        shared = next(
+            (i for i, (a, b) in enumerate(zip(before, now, strict=False)) if a != b),
+            min(len(before), len(now)),
+        )
+        ratios.append(shared / len(now))
+    print("\nshared-prefix ratio per call: " + ", ".join(f"{r:.2f}" for r in ratios))
+    assert min(ratios) > 0.5
 
 
 def build_case(tmp_path: Path, setup: ResearchSetup) -> Path:
@@ -234,7 +259,7 @@ def test_the_fixture_case_is_investigated_end_to_end(
         assert resumed.returncode == 0, resumed.stderr
         final = controller(package, server, research).run()
         assert final.state == "concluded"
-        assert len(server.requests) == calls_before_resume + 1 == len(SCRIPT)
+        assert len(server.requests) == calls_before_resume + 2 == len(SCRIPT)
         assert server.unscripted == 0
 
     log = StepLog(package)
@@ -292,7 +317,25 @@ def test_the_fixture_case_is_investigated_end_to_end(
     ]
     assert rebuilt == sent
     assert all(m[0]["content"].count("project.query") for m in sent)
-    assert log.get("H1", 1, 1, "call")["prompt_version"] == "investigation_project_v1"  # type: ignore[index]
+    assert log.get("H1", 1, 1, "call")["prompt_version"] == "investigation_project_v2"  # type: ignore[index]
+    # The unresolved citation was rejected and its hint reached the corrected call.
+    unresolved = log.get("H1", 5, 1, "decision")
+    assert unresolved is not None and unresolved["reason"] == "citation_unresolved"
+    assert (
+        "/evidence/0/reference: E1: no value at this pointer: /rows/9/RequiredNpcOrGo1; "
+        "the deepest existing pointer is /rows, an array with indexes 0-0"
+    ) in server.requests[6].messages[-1]["content"]
+    # Every stored citation carries its value hash and where the value comes from.
+    e1_cite, e2_cite, _ = outcome["citations"]
+    assert e1_cite["provenance"]["kind"] == "project_database"
+    assert e1_cite["provenance"]["capture_sha256"] == records["E1"]["capture_sha256"]
+    assert e1_cite["provenance"]["row_pointer"] == "/rows/0"
+    assert e2_cite["provenance"]["kind"] == "project_git"
+    assert e2_cite["provenance"]["commit"] == source_repo[1]
+    assert e2_cite["provenance"]["blob"] == match["blob"]
+    assert e2_cite["provenance"]["line"] == match["line"]
+    assert e2_cite["provenance"]["path"] == match["path"]
+    _measure_prefix_reuse(sent)
     _measure_repair_prompt(log)
     replies = [log.get("H1", s, a, "reply") for s, a in CALL_ORDER]
     tokens = sum(r["chat"]["usage"]["total_tokens"] for r in replies if r)
