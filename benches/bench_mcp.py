@@ -11,6 +11,9 @@ read_context and one lookup.
 * ``mcp_case_query_warm``: the same batch through a running ``vba mcp``
   subprocess over stdio, after a first call (JSON-RPC framing, pydantic, the
   worker thread and the record on top). Target: at most 1.3x the baseline;
+* ``mcp_case_query_warm_client_validation_off``: the same with the SDK
+  client's ``outputSchema`` validation replaced by a no-op (Python
+  ``jsonschema`` over the whole result), to show what framing costs;
 * ``mcp_case_query_cold``: the first call of a freshly started server (the
   start itself not timed): the package's attachments hashed, the snapshot parsed;
 * ``heavy_*``: a search-heavy batch with a small result (8 case-insensitive
@@ -32,6 +35,7 @@ from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from mcp.client.session import ClientSession
 
 from benches.bench_search import _real_source_members
 from tests.mcp_server.conftest import mcp_session
@@ -196,6 +200,27 @@ def test_heavy_mcp_case_query_warm(benchmark: Any, heavy_package: BuiltPackage) 
         benchmark(server.call, "case_query", request)
     finally:
         server.close()
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_mcp_case_query_warm_client_validation_off(
+    benchmark: Any,
+    bench_package: BuiltPackage,
+    warm_server: Server,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same call with the SDK client's outputSchema check replaced by a no-op:
+    what is left over ``library_tools_call`` is JSON-RPC framing and the thread hop."""
+
+    class Accepting:
+        def iter_errors(self, _instance: object) -> Iterator[object]:
+            return iter(())
+
+    monkeypatch.setattr(
+        ClientSession, "_output_schema_validator", lambda _self, _name, _schema: Accepting()
+    )
+    request = batch(bench_package)
+    benchmark(warm_server.call, "case_query", request)
 
 
 def _cold_rounds(benchmark: Any, start: Any, tool: str, arguments: dict[str, Any]) -> None:
