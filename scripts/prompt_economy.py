@@ -21,6 +21,7 @@ The sample folder is only read; the temporary directory is removed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -80,6 +81,10 @@ SCRIPT = [
 ]
 
 
+class ScriptEnded(Exception):
+    """The script is used up: the run stops there (after H1)."""
+
+
 class ScriptedModel:
     """Answers from the script, in order, and keeps what it was sent."""
 
@@ -88,6 +93,8 @@ class ScriptedModel:
         self.sent: list[list[dict[str, str]]] = []
 
     def chat(self, messages: list[dict[str, str]]) -> ChatResult:
+        if not self.script:
+            raise ScriptEnded
         self.sent.append(messages)
         return ChatResult(
             content=self.script.pop(0),
@@ -116,10 +123,8 @@ def measure(sample: Path) -> dict[str, Any]:
         model = ScriptedModel(SCRIPT)
         settings = InvestigationSettings(max_steps=8, response_recovery_version=1)
         # Only H1 is investigated here: the run stops when the script is used up.
-        try:
+        with contextlib.suppress(ScriptEnded):
             InvestigationController(root, model=model, settings=settings).run()
-        except IndexError:
-            pass
     regular = [m for m in model.sent if m[0]["role"] == "system"]
     repairs = [(i, m) for i, m in enumerate(model.sent) if m[0]["role"] != "system"]
     texts = [prompt_text(m) for m in regular]
