@@ -251,7 +251,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 def _cmd_research(args: argparse.Namespace) -> int:
     from viano_bug_analysis.project_research.__main__ import run
 
-    return run(args.config, args.query, pretty=args.pretty)
+    return run(args.config, args.query, pretty=args.pretty, no_cache=args.no_cache)
 
 
 def _cmd_mcp(args: argparse.Namespace) -> int:
@@ -351,6 +351,11 @@ def _parser() -> argparse.ArgumentParser:
     research.add_argument("--config", required=True, help="ProjectResearch TOML configuration")
     research.add_argument("--query", required=True, help="project-query-v1 JSON file, - for stdin")
     research.add_argument("--pretty", action="store_true", help="indent the result JSON")
+    research.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the persistent content cache (source.cache_dir)",
+    )
     research.set_defaults(run=_cmd_research)
 
     interpret = commands.add_parser(

@@ -698,6 +698,8 @@ def test_providers_are_built_lazily_from_the_config(
         "max_page": 7,
         "timeout_s": 30.0,
         "cache_bytes": 512 << 20,
+        "disk_cache": None,
+        "disk_cache_bytes": 2 << 30,
     }
     with pytest.raises(ResearchUnavailable) as info:
         research.query(field(EXAMPLE, limit=7))

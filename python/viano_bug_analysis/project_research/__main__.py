@@ -1,7 +1,7 @@
 """Answer one project query from the shell, without an LLM and without touching any case.
 
     python -m viano_bug_analysis.project_research --config CONFIG.toml --query QUERY.json [--pretty]
-    vba research --config CONFIG.toml --query QUERY.json [--pretty]
+    vba research --config CONFIG.toml --query QUERY.json [--pretty] [--no-cache]
 
 ``QUERY.json`` holds one project-query-v1 object (``-`` reads it from stdin).
 The project-result-v1 document goes to stdout.
@@ -19,7 +19,9 @@ docs/errors.md); the ones this command can end with:
 
 On exit 2 and 3, stderr holds one JSON line ``{"error": code, "message",
 "details"}``. Neither contains credentials, hosts, user names or values.
-Nothing is written anywhere.
+Nothing is written anywhere, except the persistent content cache of decoded
+git blobs when the configuration names one (``source.cache_dir``);
+``--no-cache`` neither reads nor writes it.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def run(
     query: str,
     *,
     pretty: bool = False,
+    no_cache: bool = False,
     stdout: IO[bytes] | None = None,
     stderr: IO[str] | None = None,
 ) -> int:
@@ -60,7 +63,8 @@ def run(
     out = stdout if stdout is not None else sys.stdout.buffer
     err = stderr if stderr is not None else sys.stderr
     try:
-        research = ProjectResearch(load_config(config))
+        loaded = load_config(config)
+        research = ProjectResearch(loaded.without_content_cache() if no_cache else loaded)
         document = read_query(query)
         with research:
             result = research.query(document)
@@ -77,6 +81,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="ProjectResearch TOML configuration")
     parser.add_argument("--query", required=True, help="project-query-v1 JSON file, - for stdin")
     parser.add_argument("--pretty", action="store_true", help="indent the result JSON")
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the persistent content cache (source.cache_dir)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -88,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
-    return run(args.config, args.query, pretty=args.pretty)
+    return run(args.config, args.query, pretty=args.pretty, no_cache=args.no_cache)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
     repository = "../service-data/research/vcore.git"
     url = "https://git.example.invalid/vcore.git"
     commit = "<40 hex>"
+    cache_dir = "../service-data/research/git-cache"   # optional: persistent content cache
     [database]                    # optional: the MariaDB/MySQL provider
     host = "127.0.0.1"
     port = 33079
@@ -31,7 +32,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NoReturn
@@ -62,7 +63,7 @@ MAX_CONFIG_BYTES = _MIB
 CONFIG_SCHEMA = "research-config-v1"
 MAX_PASSWORD_FILE_BYTES = 64 * 1024
 _KEYS = {
-    "source": frozenset({"repository", "url", "commit"}),
+    "source": frozenset({"repository", "url", "commit", "cache_dir"}),
     "database": frozenset(
         {"host", "port", "user", "password_env", "password_file", "snapshot_id", "allow"}
     ),
@@ -83,6 +84,7 @@ class Limits:
     connect_seconds: float = 5.0
     git_seconds: float = 30.0
     cache_bytes: int = 512 * _MIB
+    disk_cache_bytes: int = 2048 * _MIB
 
 
 # key -> (kind, smallest, largest). The upper bounds only catch typos.
@@ -97,16 +99,22 @@ _LIMIT_RULES: dict[str, tuple[str, float, float]] = {
     "connect_seconds": ("seconds", 0.001, 3600),
     "git_seconds": ("seconds", 0.001, 3600),
     "cache_bytes": ("int", 0, 1 << 40),
+    "disk_cache_bytes": ("int", 0, 1 << 40),
 }
 
 
 @dataclass(frozen=True, slots=True)
 class SourceConfig:
-    """The git provider: a local clone read at one full commit."""
+    """The git provider: a local clone read at one full commit.
+
+    ``cache_dir`` is the persistent content cache shared by every process
+    (decoded blobs by blob ID; ``None``: none).
+    """
 
     repository: Path
     url: str
     commit: str
+    cache_dir: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +179,12 @@ class ResearchConfig:
     source: SourceConfig | None
     database: DatabaseConfig | None
     limits: Limits = field(default_factory=Limits)
+
+    def without_content_cache(self) -> ResearchConfig:
+        """The same configuration without the persistent content cache (``--no-cache``)."""
+        if self.source is None or self.source.cache_dir is None:
+            return self
+        return replace(self, source=replace(self.source, cache_dir=None))
 
 
 def load_config(path: str | os.PathLike[str]) -> ResearchConfig:
@@ -238,6 +252,7 @@ def _source(table: Mapping[str, Any], base_dir: Path) -> SourceConfig:
         repository=_path(table, "repository", "source", base_dir),
         url=url,
         commit=table["commit"].lower(),
+        cache_dir=_path(table, "cache_dir", "source", base_dir) if "cache_dir" in table else None,
     )
 
 

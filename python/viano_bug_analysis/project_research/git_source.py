@@ -28,7 +28,11 @@ proves no definition, registration or executed call.
 
 Decoded blobs are cached by blob ID (immutable, so never stale) in an LRU of
 ``cache_bytes`` on the native side; the commit's listing is kept as well, so
-a repeated search reads no git object at all.
+a repeated search reads no git object at all. With ``disk_cache`` (a
+directory) the decoded texts and verdicts also go to a persistent cache that
+every later process reuses, memory-mapped and checked by checksum before
+use, bounded to ``disk_cache_bytes`` (``rust/src/core/git/disk_cache.rs``,
+docs/project-research-v1.md). Answers never depend on either cache.
 """
 
 from __future__ import annotations
@@ -90,6 +94,8 @@ class GitSource:
         max_page: int = 100,
         timeout_s: float = 30.0,
         cache_bytes: int = 512 << 20,
+        disk_cache: str | os.PathLike[str] | None = None,
+        disk_cache_bytes: int = 2 << 30,
     ) -> None:
         if not isinstance(commit, str) or _COMMIT.fullmatch(commit) is None:
             raise ResearchError(
@@ -101,8 +107,9 @@ class GitSource:
             raise _config_error("timeout_s")
         if not 0 < timeout_s <= 86_400:
             raise _config_error("timeout_s")
-        if isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int) or cache_bytes < 0:
-            raise _config_error("cache_bytes")
+        for name, value in (("cache_bytes", cache_bytes), ("disk_cache_bytes", disk_cache_bytes)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise _config_error(name)
         self._path = Path(repository)
         self.commit = commit.lower()
         self.url = url
@@ -113,6 +120,8 @@ class GitSource:
         self.max_page = _positive(max_page, "max_page")
         self.timeout_s = float(timeout_s)
         self.cache_bytes = cache_bytes
+        self.disk_cache = None if disk_cache is None else Path(disk_cache)
+        self.disk_cache_bytes = disk_cache_bytes
         self._lock = threading.Lock()
         self._repo: GitRepository | None = None
         self._tree: GitTree | None = None
@@ -144,6 +153,16 @@ class GitSource:
             return {"entries": 0, "bytes": 0, "blobs_read": 0}
         entries, size, blobs_read = self._repo.cache_info()
         return {"entries": entries, "bytes": size, "blobs_read": blobs_read}
+
+    def disk_cache_info(self) -> dict[str, int] | None:
+        """The persistent cache's counters in this process: entries served
+        (``hits``), entries or files that failed a check (``rejected``),
+        segment files ``written`` and ``evicted``; None without one."""
+        counters = None if self._repo is None else self._repo.disk_cache_info()
+        if self.disk_cache is None:
+            return None
+        keys = ("hits", "rejected", "written", "evicted")
+        return dict(zip(keys, counters or (0, 0, 0, 0), strict=True))
 
     # --- queries ----------------------------------------------------------
 
@@ -358,7 +377,12 @@ class GitSource:
         with self._lock:
             if self._tree is None:
                 if self._repo is None:
-                    self._repo = GitRepository(self._path, cache_bytes=self.cache_bytes)
+                    self._repo = GitRepository(
+                        self._path,
+                        cache_bytes=self.cache_bytes,
+                        disk_cache=self.disk_cache,
+                        disk_cache_bytes=self.disk_cache_bytes,
+                    )
                 self._tree = self._repo.tree(
                     self.commit, max_entries=TREE_ENTRY_LIMIT, timeout_s=_left(deadline)
                 )

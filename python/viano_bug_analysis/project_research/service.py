@@ -466,6 +466,8 @@ class ProjectResearch:
                     max_page=limits.page,
                     timeout_s=limits.git_seconds,
                     cache_bytes=limits.cache_bytes,
+                    disk_cache=source.cache_dir,
+                    disk_cache_bytes=limits.disk_cache_bytes,
                 )
             return self._git
 

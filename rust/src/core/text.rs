@@ -18,7 +18,7 @@
 //! (only when the member contains a `\r` at all). Line contents are unchanged
 //! by that, and every search can then look for a single terminator byte.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use memchr::memchr;
 
@@ -30,10 +30,48 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// one binary search plus a scan of at most one block.
 const INDEX_BLOCK: usize = 4096;
 
+/// Bytes shared by many texts: e.g. one memory-mapped cache file.
+pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// Where a text's bytes live: its own buffer, or a range of shared bytes.
+enum Storage {
+    Owned(Vec<u8>),
+    Shared {
+        bytes: SharedBytes,
+        start: usize,
+        end: usize,
+    },
+}
+
+impl Storage {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Storage::Owned(bytes) => bytes,
+            Storage::Shared { bytes, start, end } => &(**bytes).as_ref()[*start..*end],
+        }
+    }
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the content: diagnostics carry no source text.
+        write!(f, "{} bytes", self.as_slice().len())
+    }
+}
+
+/// What [`SourceText::from_parts`] is given besides the bytes: the facts
+/// `decode` found, as a cache stored them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextFacts {
+    pub had_bom: bool,
+    pub is_ascii: bool,
+    pub line_count: usize,
+}
+
 #[derive(Debug)]
 pub struct SourceText {
     /// UTF-8, BOM removed, every line terminator rewritten to `\n`.
-    text: Vec<u8>,
+    text: Storage,
     had_bom: bool,
     is_ascii: bool,
     line_count: usize,
@@ -120,7 +158,7 @@ impl SourceText {
         let newlines = index.blocks.last().copied().unwrap_or(0) as usize;
         let line_count = newlines + usize::from(!text.is_empty() && text.last() != Some(&b'\n'));
         Ok(SourceText {
-            text,
+            text: Storage::Owned(text),
             had_bom,
             is_ascii,
             line_count,
@@ -128,14 +166,67 @@ impl SourceText {
         })
     }
 
+    /// A text decoded earlier, from bytes `start..end` of `bytes` and the
+    /// facts and line index `decode` produced then (e.g. a cache file).
+    /// Only the shape is checked here (range, index length and counts; a
+    /// cache checks its own checksums first): a wrong fact can make an
+    /// answer wrong, never memory unsafe, and `as_str` still validates.
+    pub fn from_parts(
+        bytes: SharedBytes,
+        start: usize,
+        end: usize,
+        facts: TextFacts,
+        blocks: Vec<u32>,
+    ) -> CoreResult<Self> {
+        let bad = CoreError::InvalidArgument {
+            what: "cached text does not fit its facts",
+        };
+        let all = (*bytes).as_ref();
+        if start > end || end > all.len() || u32::try_from(end - start).is_err() {
+            return Err(bad);
+        }
+        let text = &all[start..end];
+        let expected_blocks = 1 + text.len().div_ceil(INDEX_BLOCK);
+        let newlines = blocks.last().copied().unwrap_or(0) as usize;
+        let line_count = newlines + usize::from(!text.is_empty() && text.last() != Some(&b'\n'));
+        if blocks.len() != expected_blocks
+            || blocks.first() != Some(&0)
+            || blocks.windows(2).any(|w| w[0] > w[1])
+            || line_count != facts.line_count
+        {
+            return Err(bad);
+        }
+        Ok(SourceText {
+            text: Storage::Shared { bytes, start, end },
+            had_bom: facts.had_bom,
+            is_ascii: facts.is_ascii,
+            line_count,
+            index: OnceLock::from(LineIndex { blocks }),
+        })
+    }
+
+    /// The facts [`Self::from_parts`] needs to rebuild this text.
+    pub fn facts(&self) -> TextFacts {
+        TextFacts {
+            had_bom: self.had_bom,
+            is_ascii: self.is_ascii,
+            line_count: self.line_count,
+        }
+    }
+
+    /// The line index: newlines before each 4 KiB block (what a cache stores).
+    pub fn index_blocks(&self) -> &[u32] {
+        &self.haystack().index.blocks
+    }
+
     /// The decoded text with normalized line ends.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.text
+        self.text.as_slice()
     }
 
     pub fn as_str(&self) -> &str {
         // Validated in `decode`; normalization only replaces ASCII bytes.
-        std::str::from_utf8(&self.text).unwrap_or_default()
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
     }
 
     pub fn line_count(&self) -> usize {
@@ -153,8 +244,8 @@ impl SourceText {
     /// The text as searched by case-sensitive queries.
     pub fn haystack(&self) -> Haystack<'_> {
         Haystack {
-            bytes: &self.text,
-            index: self.index.get_or_init(|| LineIndex::build(&self.text)),
+            bytes: self.as_bytes(),
+            index: self.index.get_or_init(|| LineIndex::build(self.as_bytes())),
         }
     }
 
@@ -162,7 +253,7 @@ impl SourceText {
     /// with it. The folded copy is not kept: a reused scratch buffer stays
     /// in cache and costs no fresh pages, unlike one stored copy per text.
     pub fn with_folded<R>(&self, scratch: &mut Vec<u8>, scan: impl FnOnce(Haystack<'_>) -> R) -> R {
-        fold_case_into(&self.text, self.is_ascii, scratch);
+        fold_case_into(self.as_bytes(), self.is_ascii, scratch);
         if self.is_ascii {
             // ASCII folding keeps every byte offset: the text's index fits.
             let index = self.haystack().index;
@@ -188,7 +279,8 @@ impl SourceText {
         let mut start = self.line_start(first - 1);
         let mut out = Vec::with_capacity(last - first + 1);
         for _ in first..=last {
-            let end = memchr(b'\n', &self.text[start..]).map_or(self.text.len(), |i| start + i);
+            let text = self.as_bytes();
+            let end = memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
             out.push(self.str_range(start, end));
             start = end + 1;
         }
@@ -198,18 +290,20 @@ impl SourceText {
     /// One line by 0-based index (callers hold indexes from search hits).
     pub fn line_by_index(&self, index: usize) -> &str {
         let start = self.line_start(index);
-        let end = memchr(b'\n', &self.text[start..]).map_or(self.text.len(), |i| start + i);
+        let text = self.as_bytes();
+        let end = memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
         self.str_range(start, end)
     }
 
     fn str_range(&self, start: usize, end: usize) -> &str {
         // Line boundaries sit next to `\n`, always a char boundary.
-        std::str::from_utf8(&self.text[start..end]).unwrap_or_default()
+        let text = self.text.as_slice();
+        std::str::from_utf8(&text[start..end]).unwrap_or_default()
     }
 
     /// Byte offset where the 0-based line `index` starts.
     fn line_start(&self, index: usize) -> usize {
-        self.haystack().index.line_start(&self.text, index)
+        self.haystack().index.line_start(self.as_bytes(), index)
     }
 }
 

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use crate::core::git::{deadline_after, path_problem, CommitTree, GitStore, Selection, TreeEntry};
+use crate::core::git::{
+    deadline_after, path_problem, CommitTree, DiskCacheConfig, GitStore, Selection, TreeEntry,
+};
 use crate::core::line_search::Page;
 use crate::core::text::truncate_chars;
 use crate::python::search::PySourceText;
@@ -36,7 +38,9 @@ fn git_path_problem(path: &str, allow_trailing_slash: bool) -> Option<&'static s
 }
 
 /// A local git repository opened read-only and isolated from every
-/// configuration outside it, with a content cache of `cache_bytes`.
+/// configuration outside it, with a content cache of `cache_bytes` and,
+/// when `disk_cache` names a directory, a persistent content cache of at
+/// most `disk_cache_bytes` there.
 #[pyclass(name = "GitRepository", module = "viano_bug_analysis._native", frozen)]
 pub struct PyGitRepository {
     store: Arc<GitStore>,
@@ -45,9 +49,21 @@ pub struct PyGitRepository {
 #[pymethods]
 impl PyGitRepository {
     #[new]
-    #[pyo3(signature = (path, *, cache_bytes))]
-    fn new(py: Python<'_>, path: PathBuf, cache_bytes: u64) -> PyResult<Self> {
-        let store = py.detach(|| GitStore::open(&path, cache_bytes))?;
+    #[pyo3(signature = (path, *, cache_bytes, disk_cache = None, disk_cache_bytes = 0))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        cache_bytes: u64,
+        disk_cache: Option<PathBuf>,
+        disk_cache_bytes: u64,
+    ) -> PyResult<Self> {
+        let store = py.detach(|| {
+            let disk = disk_cache.as_deref().map(|dir| DiskCacheConfig {
+                dir,
+                max_bytes: disk_cache_bytes,
+            });
+            GitStore::open(&path, cache_bytes, disk)
+        })?;
         Ok(PyGitRepository {
             store: Arc::new(store),
         })
@@ -82,6 +98,14 @@ impl PyGitRepository {
         let deadline = deadline_after(timeout_s)?;
         let store = Arc::clone(&self.store);
         Ok(py.detach(|| store.sha256_hex(&blob_ids, ALL_CORES, deadline))?)
+    }
+
+    /// `(hits, rejected, segments written, segments evicted)` of the
+    /// persistent cache, or None without one.
+    fn disk_cache_info(&self) -> Option<(u64, u64, u64, u64)> {
+        self.store
+            .disk_stats()
+            .map(|s| (s.hits, s.rejected, s.segments_written, s.segments_evicted))
     }
 
     /// `(entries, estimated bytes, blobs read so far)` of the content cache.

@@ -6,10 +6,12 @@
 //! - `tree`: one commit's listing, entry kinds, skip reasons, filters;
 //! - `objects`: object IDs, headers, blob bytes, deadlines;
 //! - `cache`: decoded blobs by blob ID, bounded in memory;
+//! - `disk_cache`: the same, persistent, in files shared between processes
+//!   (`mapped`: the one module that maps a file, and so uses `unsafe`);
 //! - `store`: `GitStore`, the opened repository the bindings call.
 //!
-//! Dependencies point one way: `store` → `location`, `cache`, `tree`,
-//! `objects`; `cache` → `tree` (its `SkipReason`); `tree` → `paths`,
+//! Dependencies point one way: `store` → `location`, `cache`, `disk_cache`,
+//! `tree`, `objects`; `cache` and `disk_cache` → `tree` (its `SkipReason`); `tree` → `paths`,
 //! `objects`; `objects`, `paths` and `location` use no other module here.
 //!
 //! # Why an in-process reader (gix-odb) and not `git cat-file --batch`
@@ -38,12 +40,16 @@
 //! Python); a core error met on the way keeps its own code.
 
 pub mod cache;
+pub mod disk_cache;
 pub mod location;
+mod mapped;
 pub mod objects;
 pub mod paths;
 pub mod store;
 pub mod tree;
 
+#[cfg(test)]
+mod disk_cache_tests;
 #[cfg(test)]
 mod phase_profile;
 #[cfg(test)]
@@ -52,5 +58,5 @@ mod tests;
 pub use cache::Content;
 pub use objects::{deadline_after, parse_oid};
 pub use paths::path_problem;
-pub use store::{GitStore, SearchOutcome};
+pub use store::{DiskCacheConfig, GitStore, SearchOutcome};
 pub use tree::{CommitTree, EntryKind, Filter, Selection, SkipReason, TreeEntry};

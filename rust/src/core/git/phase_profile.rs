@@ -50,7 +50,7 @@ fn phase_profile() {
     let path = std::path::PathBuf::from(std::env::var("VBA_PHASE_GIT").expect("VBA_PHASE_GIT"));
     let commit = std::env::var("VBA_PHASE_COMMIT").expect("VBA_PHASE_COMMIT");
     let max = 8 << 20;
-    let open = || GitStore::open(&path, 1 << 30).unwrap();
+    let open = || GitStore::open(&path, 1 << 30, None).unwrap();
     row("open the object database", median(|| drop(open())));
 
     let store = open();

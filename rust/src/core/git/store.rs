@@ -11,6 +11,7 @@ use gix_object::Find;
 use sha2::{Digest, Sha256};
 
 use super::cache::{BlobCache, Content};
+use super::disk_cache::{DiskCache, DiskStats, Found};
 use super::location::objects_dir;
 use super::objects::{check_deadline, header_size, parse_oid, read_blob, unreadable, Objects};
 use super::tree::{list_entries, CommitTree, EntryKind, Selection, SkipReason};
@@ -34,11 +35,26 @@ pub struct SearchOutcome {
 pub struct GitStore {
     objects: Arc<gix_odb::Store>,
     cache: Mutex<BlobCache>,
+    disk: Option<DiskCache>,
     blobs_read: AtomicU64,
 }
 
+/// Where the persistent content cache is and how large it may grow.
+#[derive(Debug, Clone, Copy)]
+pub struct DiskCacheConfig<'a> {
+    pub dir: &'a std::path::Path,
+    pub max_bytes: u64,
+}
+
 impl GitStore {
-    pub fn open(path: &std::path::Path, cache_bytes: u64) -> CoreResult<Self> {
+    /// Opens the repository's object database with an in-memory content
+    /// cache of `cache_bytes` and, if `disk` names one, the persistent
+    /// content cache (see `disk_cache`).
+    pub fn open(
+        path: &std::path::Path,
+        cache_bytes: u64,
+        disk: Option<DiskCacheConfig<'_>>,
+    ) -> CoreResult<Self> {
         let objects = gix_odb::Store::at_opts(
             objects_dir(path)?,
             gix_hash::Kind::Sha1,
@@ -49,9 +65,13 @@ impl GitStore {
         .map_err(|_| CoreError::GitRepositoryUnavailable {
             what: "cannot open the repository",
         })?;
+        let disk = disk
+            .map(|config| DiskCache::open(config.dir, config.max_bytes))
+            .transpose()?;
         Ok(GitStore {
             objects: Arc::new(objects),
             cache: Mutex::new(BlobCache::new(cache_bytes)),
+            disk,
             blobs_read: AtomicU64::new(0),
         })
     }
@@ -72,6 +92,11 @@ impl GitStore {
     /// How many blobs were inflated so far (a cached search inflates none).
     pub fn blobs_read(&self) -> u64 {
         self.blobs_read.load(Ordering::Relaxed)
+    }
+
+    /// The persistent cache's counters (`None` without one).
+    pub fn disk_stats(&self) -> Option<DiskStats> {
+        self.disk.as_ref().map(DiskCache::stats)
     }
 
     /// `(entries, estimated bytes)` of the content cache.
@@ -159,23 +184,51 @@ impl GitStore {
             let mut unique: Vec<ObjectId> = missing.iter().map(|&(_, oid)| oid).collect();
             unique.sort_unstable();
             unique.dedup();
-            let loaded = self.map_blobs(&unique, threads, deadline, |repo, oid| {
-                let content = read_text(repo, oid, max_bytes)?;
+            let found: Vec<Option<Found>> = match &self.disk {
+                Some(disk) => disk.find(&unique),
+                None => vec![None; unique.len()],
+            };
+            let items: Vec<(ObjectId, Option<Found>)> = unique.iter().copied().zip(found).collect();
+            let loaded = self.map_blobs(&items, threads, deadline, |repo, (oid, found)| {
+                // A cache entry that fails its checks is read from git again.
+                let cached = found
+                    .as_ref()
+                    .zip(self.disk.as_ref())
+                    .and_then(|(found, disk)| disk.load(found));
+                let (content, from_git) = match cached {
+                    Some(content) => (content, false),
+                    None => (read_text(repo, oid, max_bytes)?, true),
+                };
                 let extra = then(&content);
-                Ok((content, extra))
+                Ok((content, extra, from_git))
             })?;
+            let from_git = loaded.iter().filter(|(_, _, from_git)| *from_git).count();
             self.blobs_read
-                .fetch_add(unique.len() as u64, Ordering::Relaxed);
+                .fetch_add(from_git as u64, Ordering::Relaxed);
+            // What to store: blobs read from git, and blobs loaded from a
+            // segment that failed a check elsewhere (it is about to go).
+            let fresh: Vec<(ObjectId, Content)> = items
+                .iter()
+                .zip(&loaded)
+                .filter(|((_, found), (_, _, from_git))| {
+                    *from_git || found.as_ref().is_some_and(Found::segment_rejected)
+                })
+                .map(|((oid, _), (content, _, _))| (*oid, content.clone()))
+                .collect();
             for (i, oid) in missing {
                 let at = unique.binary_search(&oid).unwrap_or_default();
-                out[i] = Some(loaded[at].clone());
+                let (content, extra, _) = &loaded[at];
+                out[i] = Some((content.clone(), extra.clone()));
+            }
+            if let Some(disk) = &self.disk {
+                disk.store(&fresh);
             }
             let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
             cache.insert_many(
                 unique
                     .into_iter()
                     .zip(loaded)
-                    .map(|(oid, (content, _))| (oid, content))
+                    .map(|(oid, (content, _, _))| (oid, content))
                     .filter(|(_, content)| !matches!(content, Err(SkipReason::TooLarge))),
             );
         }

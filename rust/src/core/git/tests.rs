@@ -7,7 +7,7 @@ use std::time::Instant;
 use super::*;
 use crate::core::line_search::Page;
 use crate::core::CoreError;
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -25,7 +25,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// A repository with a text file, a CRLF file, a binary, a symlink and a
 /// nested file; returns (directory, commit).
-fn repo(name: &str) -> (PathBuf, String) {
+pub(super) fn repo(name: &str) -> (PathBuf, String) {
     let dir = std::env::temp_dir().join(format!("vba-git-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("a/b")).unwrap();
@@ -44,7 +44,7 @@ fn repo(name: &str) -> (PathBuf, String) {
 /// [`repo`] opened with a 1 MiB cache and listed on `threads` threads.
 fn opened(name: &str, threads: usize) -> (PathBuf, String, GitStore, CommitTree) {
     let (dir, commit) = repo(name);
-    let store = GitStore::open(&dir, 1 << 20).unwrap();
+    let store = GitStore::open(&dir, 1 << 20, None).unwrap();
     let tree = store.tree(&commit, 100, threads, None).unwrap();
     (dir, commit, store, tree)
 }
@@ -115,7 +115,7 @@ fn searches_text_and_reports_skips() {
 #[test]
 fn missing_commit_and_bad_ids() {
     let (dir, commit) = repo("missing");
-    let store = GitStore::open(&dir, 0).unwrap();
+    let store = GitStore::open(&dir, 0, None).unwrap();
     let err = store.tree(&"1".repeat(40), 10, 1, None).unwrap_err();
     assert_eq!(err, CoreError::GitCommitMissing { found: "nothing" });
     let tree_id = git(&dir, &["rev-parse", &format!("{commit}^{{tree}}")]);
@@ -130,7 +130,7 @@ fn missing_commit_and_bad_ids() {
         store.tree(&commit, 10, 1, past).unwrap_err(),
         CoreError::GitTimeout
     );
-    assert!(GitStore::open(&dir.join("nope"), 0).is_err());
+    assert!(GitStore::open(&dir.join("nope"), 0, None).is_err());
     std::fs::remove_dir_all(dir).unwrap();
 }
 

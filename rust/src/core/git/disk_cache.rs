@@ -1,0 +1,590 @@
+//! The persistent content cache of the git reader: decoded texts (or the
+//! verdict that a blob has none) by blob ID, in files that outlive the
+//! process, so that a second process at the same commit reads no git object.
+//!
+//! # Layout
+//! One directory holds immutable *segment* files `seg-*.vbc` (the blobs one
+//! search read from git, written together), the file `lock`, and for a
+//! moment a writer's `tmp-*` file. A blob ID is the hash of the blob's
+//! bytes, so an entry is never stale: nothing is ever invalidated, only
+//! evicted.
+//!
+//! # Readers and the one writer
+//! Readers take no lock: a segment appears under its name only complete
+//! (written to `tmp-*`, then renamed), is never written again, and is
+//! removed only by unlinking, which leaves every existing mapping intact.
+//! A writer holds an exclusive lock on `lock` (`flock`) while it writes a
+//! segment, removes leftovers of crashed writers and evicts; a process that
+//! finds the lock taken does not wait and skips writing (the other writer
+//! is storing the same kind of work).
+//!
+//! # Never trusted
+//! A segment's header and entry table carry CRC-32 checksums and the file's
+//! length, and every entry the checksum of its text and line index, checked
+//! each time the entry is loaded into a process. A truncated, corrupted or
+//! foreign file is never used: its blobs are read from git again and stored
+//! in a new segment, and the next writer deletes the bad file. No fsync: a
+//! file torn by a crash fails these checks and is rebuilt the same way.
+//!
+//! # Bound
+//! The directory holds at most `max_bytes` of segments. Before writing, the
+//! writer deletes the least recently used segments (by modification time;
+//! a process refreshes it on a segment's first hit) until the new one fits.
+//! A segment that alone exceeds the bound is not written.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use gix_hash::ObjectId;
+
+use super::cache::Content;
+use super::mapped::map_file;
+use super::tree::SkipReason;
+use crate::core::error::{CoreError, CoreResult};
+use crate::core::text::{SharedBytes, SourceText, TextFacts};
+
+const MAGIC: &[u8; 8] = b"VBAGITC\x01";
+const VERSION: u32 = 1;
+const HEADER_LEN: usize = 64;
+const ENTRY_LEN: usize = 64;
+const SEGMENT_PREFIX: &str = "seg-";
+const SEGMENT_SUFFIX: &str = ".vbc";
+const TEMP_PREFIX: &str = "tmp-";
+
+const VERDICT_TEXT: u8 = 0;
+const VERDICT_BINARY: u8 = 1;
+const VERDICT_NOT_UTF8: u8 = 2;
+const FLAG_BOM: u8 = 1;
+const FLAG_ASCII: u8 = 2;
+
+/// One entry of a segment's table, checked against the file's bounds.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    oid: ObjectId,
+    verdict: u8,
+    flags: u8,
+    line_count: u32,
+    crc: u32,
+    text_start: usize,
+    text_len: usize,
+    index_start: usize,
+    blocks: usize,
+}
+
+/// One segment file, mapped, with its entry table parsed.
+pub struct Segment {
+    path: PathBuf,
+    bytes: SharedBytes,
+    entries: Vec<Entry>,
+    touched: AtomicBool,
+    /// An entry failed its checksum: the whole file goes.
+    rejected: AtomicBool,
+}
+
+/// Where a blob's entry is: a segment and an index into its table.
+#[derive(Clone)]
+pub struct Found {
+    segment: Arc<Segment>,
+    entry: usize,
+}
+
+impl Found {
+    /// True once any entry of this segment failed a check: the segment is
+    /// deleted by the next writer, so what was loaded from it must be
+    /// stored again.
+    pub fn segment_rejected(&self) -> bool {
+        self.segment.rejected.load(Ordering::Relaxed)
+    }
+}
+
+#[derive(Default)]
+struct State {
+    segments: Vec<Arc<Segment>>,
+    /// File names already looked at (usable or not).
+    seen: HashSet<OsString>,
+    by_oid: HashMap<ObjectId, (usize, usize)>,
+    /// Segments that failed a check: the next writer deletes them.
+    bad: HashSet<PathBuf>,
+}
+
+/// Counters for tests and diagnostics.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct DiskStats {
+    pub hits: u64,
+    pub rejected: u64,
+    pub segments_written: u64,
+    pub segments_evicted: u64,
+}
+
+pub struct DiskCache {
+    dir: PathBuf,
+    max_bytes: u64,
+    state: Mutex<State>,
+    hits: AtomicU64,
+    rejected: AtomicU64,
+    written: AtomicU64,
+    evicted: AtomicU64,
+}
+
+fn unusable_dir() -> CoreError {
+    CoreError::GitRepositoryUnavailable {
+        what: "cannot use the content cache directory",
+    }
+}
+
+impl DiskCache {
+    /// Opens (creating it if needed) the cache directory, bounded to
+    /// `max_bytes` of segment files.
+    pub fn open(dir: &Path, max_bytes: u64) -> CoreResult<Self> {
+        fs::create_dir_all(dir).map_err(|_| unusable_dir())?;
+        if !fs::metadata(dir).map_err(|_| unusable_dir())?.is_dir() {
+            return Err(unusable_dir());
+        }
+        // The lock file must be creatable: a cache that cannot be written
+        // is a configuration mistake, not something to ignore silently.
+        lock_file(dir).map_err(|_| unusable_dir())?;
+        Ok(DiskCache {
+            dir: dir.to_path_buf(),
+            max_bytes,
+            state: Mutex::new(State::default()),
+            hits: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
+            written: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
+        })
+    }
+
+    pub fn stats(&self) -> DiskStats {
+        DiskStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            rejected: self.rejected.load(Ordering::Relaxed),
+            segments_written: self.written.load(Ordering::Relaxed),
+            segments_evicted: self.evicted.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Where each blob's entry is, among the segments in the directory now
+    /// (new segment files are picked up on every call).
+    pub fn find(&self, oids: &[ObjectId]) -> Vec<Option<Found>> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        self.scan(&mut state);
+        oids.iter()
+            .map(|oid| {
+                state.by_oid.get(oid).map(|&(s, e)| Found {
+                    segment: Arc::clone(&state.segments[s]),
+                    entry: e,
+                })
+            })
+            .collect()
+    }
+
+    /// The content of a found entry after its checksum, or `None` when the
+    /// entry fails a check (the segment is then never used again).
+    pub fn load(&self, found: &Found) -> Option<Content> {
+        let segment = &found.segment;
+        match segment.content(found.entry) {
+            Some(content) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                if !segment.touched.swap(true, Ordering::Relaxed) {
+                    // Least recently used is by modification time; a failure
+                    // only makes eviction pick this segment a little early.
+                    if let Ok(file) = File::options().write(true).open(&segment.path) {
+                        let _ = file.set_modified(SystemTime::now());
+                    }
+                }
+                Some(content)
+            }
+            None => {
+                self.rejected.fetch_add(1, Ordering::Relaxed);
+                self.forget(segment);
+                None
+            }
+        }
+    }
+
+    /// Drops a segment that failed a check from this process's view and
+    /// leaves it to the next writer to delete.
+    fn forget(&self, segment: &Arc<Segment>) {
+        segment.rejected.store(true, Ordering::Relaxed);
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.bad.insert(segment.path.clone());
+        if let Some(at) = state.segments.iter().position(|s| Arc::ptr_eq(s, segment)) {
+            state.by_oid.retain(|_, (s, _)| *s != at);
+        }
+    }
+
+    /// Stores the texts and verdicts of blobs just read from git in one new
+    /// segment. Best effort: when another process holds the writer lock, or
+    /// anything fails, nothing is stored and the search is not affected.
+    pub fn store(&self, items: &[(ObjectId, Content)]) {
+        let items: Vec<&(ObjectId, Content)> = items
+            .iter()
+            .filter(|(_, content)| !matches!(content, Err(SkipReason::TooLarge)))
+            .collect();
+        if items.is_empty() {
+            return;
+        }
+        let Ok(lock) = lock_file(&self.dir) else {
+            return;
+        };
+        if lock.try_lock().is_err() {
+            return; // another writer is at work: do not wait
+        }
+        let written = self.write_locked(&items);
+        let _ = lock.unlock();
+        if let Some(path) = written {
+            self.written.fetch_add(1, Ordering::Relaxed);
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(name) = path.file_name() {
+                state.seen.remove(name);
+            }
+            self.scan(&mut state);
+        }
+    }
+
+    /// Under the writer lock: removes leftovers and bad segments, evicts
+    /// for room, writes the new segment. Returns its path.
+    fn write_locked(&self, items: &[&(ObjectId, Content)]) -> Option<PathBuf> {
+        let layout = Layout::of(items);
+        if layout.file_len > self.max_bytes {
+            return None;
+        }
+        let bad: Vec<PathBuf> = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.bad.drain().collect()
+        };
+        for path in bad {
+            let _ = fs::remove_file(path);
+        }
+        let mut segments = Vec::new();
+        for entry in fs::read_dir(&self.dir).ok()?.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Ok(meta) = entry.metadata() else { continue };
+            if name.starts_with(TEMP_PREFIX) {
+                // Only a writer holding the lock has a temp file: this one
+                // is what a crashed writer left.
+                let _ = fs::remove_file(entry.path());
+            } else if is_segment_name(name) && meta.is_file() {
+                let used = meta.modified().unwrap_or(UNIX_EPOCH);
+                segments.push((used, meta.len(), entry.path()));
+            }
+        }
+        segments.sort();
+        let mut total: u64 = segments.iter().map(|(_, len, _)| len).sum();
+        for (_, len, path) in &segments {
+            if total + layout.file_len <= self.max_bytes {
+                break;
+            }
+            if fs::remove_file(path).is_ok() {
+                self.evicted.fetch_add(1, Ordering::Relaxed);
+            }
+            total -= len;
+        }
+        let unique = unique_suffix();
+        let temp = self.dir.join(format!("{TEMP_PREFIX}{unique}"));
+        let target = self
+            .dir
+            .join(format!("{SEGMENT_PREFIX}{unique}{SEGMENT_SUFFIX}"));
+        let done = write_segment(&temp, items, &layout).and_then(|()| fs::rename(&temp, &target));
+        if done.is_err() {
+            let _ = fs::remove_file(&temp);
+            return None;
+        }
+        Some(target)
+    }
+
+    /// Maps the segment files not looked at yet and indexes their entries.
+    fn scan(&self, state: &mut State) {
+        let Ok(listing) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in listing.flatten() {
+            let name = entry.file_name();
+            if state.seen.contains(&name) {
+                continue;
+            }
+            let is_segment = name.to_str().is_some_and(is_segment_name);
+            if !is_segment {
+                continue;
+            }
+            state.seen.insert(name);
+            let path = entry.path();
+            match Segment::open(&path) {
+                Some(segment) => {
+                    let at = state.segments.len();
+                    for (i, e) in segment.entries.iter().enumerate() {
+                        state.by_oid.entry(e.oid).or_insert((at, i));
+                    }
+                    state.segments.push(Arc::new(segment));
+                }
+                None => {
+                    self.rejected.fetch_add(1, Ordering::Relaxed);
+                    state.bad.insert(path);
+                }
+            }
+        }
+    }
+}
+
+fn is_segment_name(name: &str) -> bool {
+    name.starts_with(SEGMENT_PREFIX) && name.ends_with(SEGMENT_SUFFIX)
+}
+
+fn lock_file(dir: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join("lock"))
+}
+
+/// A name no other writer picks: time, process and a counter.
+fn unique_suffix() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{nanos:016x}-{:08x}-{n:04x}", std::process::id())
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(b)
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
+impl Segment {
+    /// Maps and checks a segment file: header, length, table checksum,
+    /// every entry inside the file and the table sorted by blob ID.
+    fn open(path: &Path) -> Option<Segment> {
+        let file = File::open(path).ok()?;
+        if !file.metadata().ok()?.is_file() {
+            return None;
+        }
+        let bytes = map_file(&file).ok()?;
+        let entries = parse_table((*bytes).as_ref())?;
+        Some(Segment {
+            path: path.to_path_buf(),
+            bytes,
+            entries,
+            touched: AtomicBool::new(false),
+            rejected: AtomicBool::new(false),
+        })
+    }
+
+    /// The entry's content once its checksum matches.
+    fn content(&self, i: usize) -> Option<Content> {
+        let e = self.entries.get(i)?;
+        let all = (*self.bytes).as_ref();
+        let text = &all[e.text_start..e.text_start + e.text_len];
+        let index = &all[e.index_start..e.index_start + 4 * e.blocks];
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(text);
+        crc.update(index);
+        if crc.finalize() != e.crc {
+            return None;
+        }
+        match e.verdict {
+            VERDICT_BINARY => Some(Err(SkipReason::Binary)),
+            VERDICT_NOT_UTF8 => Some(Err(SkipReason::NotUtf8)),
+            VERDICT_TEXT => {
+                let blocks: Vec<u32> = index
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                let facts = TextFacts {
+                    had_bom: e.flags & FLAG_BOM != 0,
+                    is_ascii: e.flags & FLAG_ASCII != 0,
+                    line_count: e.line_count as usize,
+                };
+                // An ASCII flag on non-ASCII text would fold wrongly.
+                if facts.is_ascii && !text.is_ascii() {
+                    return None;
+                }
+                let text = SourceText::from_parts(
+                    Arc::clone(&self.bytes),
+                    e.text_start,
+                    e.text_start + e.text_len,
+                    facts,
+                    blocks,
+                )
+                .ok()?;
+                Some(Ok(Arc::new(text)))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn parse_table(all: &[u8]) -> Option<Vec<Entry>> {
+    if all.len() < HEADER_LEN || &all[..8] != MAGIC || read_u32(all, 8) != VERSION {
+        return None;
+    }
+    if crc32fast::hash(&all[..28]) != read_u32(all, 28) {
+        return None;
+    }
+    let count = read_u32(all, 12) as usize;
+    if read_u64(all, 16) != all.len() as u64 {
+        return None; // truncated or extended
+    }
+    let table_end = HEADER_LEN.checked_add(count.checked_mul(ENTRY_LEN)?)?;
+    if table_end > all.len() || crc32fast::hash(&all[HEADER_LEN..table_end]) != read_u32(all, 24) {
+        return None;
+    }
+    let mut entries = Vec::with_capacity(count);
+    for k in 0..count {
+        let r = &all[HEADER_LEN + k * ENTRY_LEN..HEADER_LEN + (k + 1) * ENTRY_LEN];
+        let oid = ObjectId::try_from(&r[..20]).ok()?;
+        let text_start = usize::try_from(read_u64(r, 32)).ok()?;
+        let text_len = usize::try_from(read_u64(r, 40)).ok()?;
+        let index_start = usize::try_from(read_u64(r, 48)).ok()?;
+        let blocks = read_u32(r, 56) as usize;
+        let text_end = text_start.checked_add(text_len)?;
+        let index_end = index_start.checked_add(blocks.checked_mul(4)?)?;
+        if text_start < table_end || text_end > all.len() || index_end > all.len() {
+            return None;
+        }
+        let entry = Entry {
+            oid,
+            verdict: r[20],
+            flags: r[21],
+            line_count: read_u32(r, 24),
+            crc: read_u32(r, 28),
+            text_start,
+            text_len,
+            index_start,
+            blocks,
+        };
+        if entries.last().is_some_and(|p: &Entry| p.oid >= entry.oid) {
+            return None;
+        }
+        entries.push(entry);
+    }
+    Some(entries)
+}
+
+/// Where every entry goes in a new segment.
+struct Layout {
+    /// Per item (in ID order): text start, index start.
+    places: Vec<(u64, u64)>,
+    order: Vec<usize>,
+    file_len: u64,
+}
+
+fn parts(content: &Content) -> (&[u8], &[u32]) {
+    match content {
+        Ok(text) => (text.as_bytes(), text.index_blocks()),
+        Err(_) => (&[], &[]),
+    }
+}
+
+fn pad8(n: u64) -> u64 {
+    n.div_ceil(8) * 8
+}
+
+impl Layout {
+    fn of(items: &[&(ObjectId, Content)]) -> Layout {
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by_key(|&i| items[i].0);
+        order.dedup_by_key(|i| items[*i].0);
+        let mut at = (HEADER_LEN + order.len() * ENTRY_LEN) as u64;
+        let mut places = Vec::with_capacity(order.len());
+        for &i in &order {
+            let (text, index) = parts(&items[i].1);
+            let text_at = at;
+            let index_at = pad8(text_at + text.len() as u64);
+            at = pad8(index_at + 4 * index.len() as u64);
+            places.push((text_at, index_at));
+        }
+        Layout {
+            places,
+            order,
+            file_len: at,
+        }
+    }
+}
+
+fn write_segment(
+    path: &Path,
+    items: &[&(ObjectId, Content)],
+    layout: &Layout,
+) -> std::io::Result<()> {
+    let file = OpenOptions::new().write(true).create_new(true).open(path)?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut table = Vec::with_capacity(layout.order.len() * ENTRY_LEN);
+    for (&i, &(text_at, index_at)) in layout.order.iter().zip(&layout.places) {
+        let (oid, content) = items[i];
+        let (text, index) = parts(content);
+        let (verdict, flags, lines) = match content {
+            Ok(t) => {
+                let f = t.facts();
+                let flags =
+                    if f.had_bom { FLAG_BOM } else { 0 } | if f.is_ascii { FLAG_ASCII } else { 0 };
+                (VERDICT_TEXT, flags, f.line_count as u32)
+            }
+            Err(SkipReason::Binary) => (VERDICT_BINARY, 0, 0),
+            Err(_) => (VERDICT_NOT_UTF8, 0, 0),
+        };
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(text);
+        for block in index {
+            crc.update(&block.to_le_bytes());
+        }
+        let mut row = [0u8; ENTRY_LEN];
+        row[..20].copy_from_slice(oid.as_bytes());
+        row[20] = verdict;
+        row[21] = flags;
+        row[24..28].copy_from_slice(&lines.to_le_bytes());
+        row[28..32].copy_from_slice(&crc.finalize().to_le_bytes());
+        row[32..40].copy_from_slice(&text_at.to_le_bytes());
+        row[40..48].copy_from_slice(&(text.len() as u64).to_le_bytes());
+        row[48..56].copy_from_slice(&index_at.to_le_bytes());
+        row[56..60].copy_from_slice(&(index.len() as u32).to_le_bytes());
+        table.extend_from_slice(&row);
+    }
+    let mut header = [0u8; HEADER_LEN];
+    header[..8].copy_from_slice(MAGIC);
+    header[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    header[12..16].copy_from_slice(&(layout.order.len() as u32).to_le_bytes());
+    header[16..24].copy_from_slice(&layout.file_len.to_le_bytes());
+    header[24..28].copy_from_slice(&crc32fast::hash(&table).to_le_bytes());
+    let header_crc = crc32fast::hash(&header[..28]);
+    header[28..32].copy_from_slice(&header_crc.to_le_bytes());
+    out.write_all(&header)?;
+    out.write_all(&table)?;
+    let mut at = (HEADER_LEN + table.len()) as u64;
+    let zeros = [0u8; 8];
+    for (&i, &(text_at, index_at)) in layout.order.iter().zip(&layout.places) {
+        let (text, index) = parts(&items[i].1);
+        debug_assert_eq!(at, text_at);
+        out.write_all(text)?;
+        at += text.len() as u64;
+        out.write_all(&zeros[..(index_at - at) as usize])?;
+        at = index_at;
+        for block in index {
+            out.write_all(&block.to_le_bytes())?;
+        }
+        at += 4 * index.len() as u64;
+        let next = pad8(at);
+        out.write_all(&zeros[..(next - at) as usize])?;
+        at = next;
+    }
+    debug_assert_eq!(at, layout.file_len);
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,255 @@
+//! The persistent content cache on a real repository: reuse across stores
+//! (as across processes), corruption and truncation, eviction, concurrency.
+
+use std::path::{Path, PathBuf};
+
+use super::tests::{git, repo};
+use super::*;
+use crate::core::line_search::Page;
+
+const PAGE: Page = Page {
+    offset: 0,
+    limit: 100,
+};
+
+fn cache_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("vba-disk-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn store(repo: &Path, cache: &Path, max_bytes: u64) -> GitStore {
+    let config = DiskCacheConfig {
+        dir: cache,
+        max_bytes,
+    };
+    GitStore::open(repo, 1 << 20, Some(config)).unwrap()
+}
+
+/// `(total, skipped, hits as (entry, line, text))` of a search for "foo".
+type Answer = (usize, Vec<(usize, SkipReason)>, Vec<(usize, u32, String)>);
+
+fn search(store: &GitStore, commit: &str) -> Answer {
+    let tree = store.tree(commit, 100, 2, None).unwrap();
+    let selection = tree.select(&Filter::default(), 1 << 20);
+    let found = store
+        .search(&tree, &selection, "literal", "foo", PAGE, 2, None)
+        .unwrap();
+    let hits = found
+        .hits
+        .iter()
+        .map(|(i, l, t)| (*i, *l, t.line_by_index(*l as usize).to_owned()))
+        .collect();
+    (found.total, found.skipped, hits)
+}
+
+fn segments(cache: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "vbc"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_second_store_reads_no_blob_and_answers_the_same() {
+    let (dir, commit) = repo("disk-reuse");
+    let cache = cache_dir("reuse");
+    let plain = GitStore::open(&dir, 1 << 20, None).unwrap();
+    let expected = search(&plain, &commit);
+    let first = store(&dir, &cache, 1 << 20);
+    assert_eq!(search(&first, &commit), expected);
+    assert_eq!(first.blobs_read(), 4);
+    assert_eq!(segments(&cache).len(), 1);
+    let second = store(&dir, &cache, 1 << 20);
+    assert_eq!(search(&second, &commit), expected);
+    assert_eq!(
+        second.blobs_read(),
+        0,
+        "every text came from the cache file"
+    );
+    let stats = second.disk_stats().unwrap();
+    assert_eq!((stats.hits, stats.rejected), (4, 0));
+    // The verdict of the binary blob is cached too; the text keeps its facts.
+    let tree = second.tree(&commit, 100, 1, None).unwrap();
+    let crlf = second
+        .text(&tree, b"a.txt", 1 << 20, None)
+        .unwrap()
+        .unwrap();
+    let fresh = plain.text(&tree, b"a.txt", 1 << 20, None).unwrap().unwrap();
+    assert_eq!(crlf.as_bytes(), fresh.as_bytes());
+    assert_eq!(crlf.facts(), fresh.facts());
+    assert_eq!(second.blobs_read(), 0);
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
+}
+
+/// Every way a segment file can be damaged is detected: the blobs are read
+/// from git again, stored in a new segment, and the bad file is deleted.
+#[test]
+fn damaged_segments_are_never_trusted_and_are_rebuilt() {
+    let (dir, commit) = repo("disk-damage");
+    let expected = search(&GitStore::open(&dir, 1 << 20, None).unwrap(), &commit);
+    type Damage = fn(&mut Vec<u8>);
+    let damages: [(&str, Damage); 6] = [
+        ("flip a text byte", |b| {
+            // The first entry's text starts at the offset its table row names.
+            let start = u64::from_le_bytes(b[64 + 32..64 + 40].try_into().unwrap());
+            b[start as usize] ^= 0x20;
+        }),
+        ("truncate", |b| b.truncate(b.len() - 1)),
+        ("truncate to the header", |b| b.truncate(40)),
+        ("extend", |b| b.extend_from_slice(b"x")),
+        ("flip a table byte", |b| b[64 + 30] ^= 1),
+        ("empty", |b| b.clear()),
+    ];
+    for (what, damage) in damages {
+        let cache = cache_dir("damage");
+        search(&store(&dir, &cache, 1 << 20), &commit);
+        let [segment] = segments(&cache).try_into().unwrap();
+        let mut bytes = std::fs::read(&segment).unwrap();
+        damage(&mut bytes);
+        std::fs::write(&segment, &bytes).unwrap();
+        let next = store(&dir, &cache, 1 << 20);
+        assert_eq!(search(&next, &commit), expected, "{what}");
+        assert!(next.disk_stats().unwrap().rejected >= 1, "{what}");
+        assert!(next.blobs_read() >= 1, "{what}: read from git again");
+        let rebuilt = segments(&cache);
+        assert_eq!(rebuilt.len(), 1, "{what}");
+        assert_ne!(rebuilt[0], segment, "{what}: the bad file is gone");
+        let third = store(&dir, &cache, 1 << 20);
+        assert_eq!(search(&third, &commit), expected, "{what}");
+        assert_eq!(third.blobs_read(), 0, "{what}: the rebuilt file serves");
+        std::fs::remove_dir_all(cache).unwrap();
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_foreign_file_and_a_crashed_writers_leftover_are_removed() {
+    let (dir, commit) = repo("disk-foreign");
+    let cache = cache_dir("foreign");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(cache.join("seg-foreign.vbc"), b"not a segment").unwrap();
+    std::fs::write(cache.join("tmp-crashed"), b"half a segment").unwrap();
+    let first = store(&dir, &cache, 1 << 20);
+    search(&first, &commit);
+    assert_eq!(first.disk_stats().unwrap().rejected, 1);
+    let names: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n == "seg-foreign.vbc" || n == "tmp-crashed"),
+        "{names:?}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
+}
+
+#[test]
+fn the_least_recently_used_segment_is_evicted_to_stay_in_the_bound() {
+    let (dir, commit) = repo("disk-evict");
+    let cache = cache_dir("evict");
+    let files = |prefix: &[u8]| {
+        let s = store(&dir, &cache, 1 << 20);
+        let tree = s.tree(&commit, 100, 1, None).unwrap();
+        let selection = tree.select_files(Some(prefix), false, 1 << 20);
+        s.search(&tree, &selection, "literal", "foo", PAGE, 1, None)
+            .unwrap();
+    };
+    files(b"z.txt");
+    let [only_z] = segments(&cache).try_into().unwrap();
+    let z_len = std::fs::metadata(&only_z).unwrap().len();
+    std::fs::remove_dir_all(&cache).unwrap();
+    // Room for about two one-file segments: the third evicts the oldest.
+    let bound = 2 * z_len + z_len / 2;
+    let make = |prefix: &[u8]| {
+        let s = store(&dir, &cache, bound);
+        let tree = s.tree(&commit, 100, 1, None).unwrap();
+        let selection = tree.select_files(Some(prefix), false, 1 << 20);
+        s.search(&tree, &selection, "literal", "foo", PAGE, 1, None)
+            .unwrap();
+        s
+    };
+    make(b"z.txt");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    make(b"a.txt");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // Using the z segment again makes the a segment the least recently used.
+    let reuse = make(b"z.txt");
+    assert_eq!(reuse.blobs_read(), 0);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let third = make(b"a/");
+    assert_eq!(third.disk_stats().unwrap().segments_evicted, 1);
+    let total: u64 = segments(&cache)
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum();
+    assert!(total <= bound, "{total} > {bound}");
+    assert_eq!(make(b"z.txt").blobs_read(), 0, "z was used last: kept");
+    assert_eq!(make(b"a.txt").blobs_read(), 1, "a was evicted");
+    // A segment larger than the whole bound is not written.
+    let tiny = cache_dir("evict-tiny");
+    let s = store(&dir, &tiny, 10);
+    search(&s, &commit);
+    assert_eq!(s.disk_stats().unwrap().segments_written, 0);
+    assert!(segments(&tiny).is_empty());
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
+    std::fs::remove_dir_all(tiny).unwrap();
+}
+
+#[test]
+fn concurrent_stores_share_one_directory() {
+    let (dir, commit) = repo("disk-concurrent");
+    let cache = cache_dir("concurrent");
+    let expected = search(&GitStore::open(&dir, 1 << 20, None).unwrap(), &commit);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..6)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..5)
+                        .map(|_| search(&store(&dir, &cache, 1 << 20), &commit))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for worker in workers {
+            for answer in worker.join().unwrap() {
+                assert_eq!(answer, expected);
+            }
+        }
+    });
+    // Every file left is a complete, valid segment; no temp file remains.
+    for entry in std::fs::read_dir(&cache).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        assert!(name == "lock" || name.ends_with(".vbc"), "{name}");
+    }
+    let last = store(&dir, &cache, 1 << 20);
+    assert_eq!(search(&last, &commit), expected);
+    assert_eq!(last.blobs_read(), 0);
+    assert_eq!(last.disk_stats().unwrap().rejected, 0);
+    assert!(!git(&dir, &["rev-parse", "HEAD"]).is_empty());
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
+}
+
+#[test]
+fn an_unusable_directory_is_an_error_at_open() {
+    let (dir, _) = repo("disk-unusable");
+    let file = dir.join("z.txt");
+    let config = DiskCacheConfig {
+        dir: &file,
+        max_bytes: 1 << 20,
+    };
+    let err = GitStore::open(&dir, 0, Some(config)).err().unwrap();
+    assert_eq!(err.code(), "repository_unavailable");
+    std::fs::remove_dir_all(dir).unwrap();
+}

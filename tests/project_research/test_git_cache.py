@@ -1,0 +1,224 @@
+"""The persistent content cache of GitSource (``source.cache_dir``).
+
+A differential test (hypothesis) checks that the answers with the cache (the
+process that fills it and a later one served from it) are exactly those
+without it. The other tests use real separate processes: a second process
+reads no blob from git, concurrent processes share one directory, a damaged
+cache file is detected and rebuilt, the bound evicts, ``--no-cache`` leaves
+the directory alone. The Rust side has its own tests of the file format
+(``rust/src/core/git/disk_cache_tests.rs``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.project_research.git_fixtures import URL, FixtureRepo, build_fixture_repo
+from tests.project_research.test_git_differential import PATTERNS, commit, encode, files_strategy
+from viano_bug_analysis.project_research.git_source import GitSource
+
+QUERIES: list[dict[str, Any]] = [
+    {"text": "foo", "case_sensitive": True},
+    {"text": "FOO", "case_sensitive": False},
+    {"text": "a", "case_sensitive": True},
+]
+
+# One search in a fresh process: prints the answers and the cache counters.
+CHILD = """
+import json, sys
+from viano_bug_analysis.project_research.git_source import GitSource
+repo, commit, cache, bound = sys.argv[1:5]
+source = GitSource(repo, commit, url="https://git.example.invalid/fixture.git",
+                   disk_cache=cache, disk_cache_bytes=int(bound))
+answers = [source.search(text=t, case_sensitive=c, path_prefix=None, offset=0, limit=100)
+           for t, c in json.loads(sys.argv[5])]
+print(json.dumps({"answers": answers, "read": source.cache_info()["blobs_read"],
+                  "disk": source.disk_cache_info()}))
+"""
+
+
+@pytest.fixture(scope="module")
+def fixture(tmp_path_factory: pytest.TempPathFactory) -> FixtureRepo:
+    return build_fixture_repo(tmp_path_factory.mktemp("cache-fixture"))
+
+
+def search_all(source: GitSource) -> list[dict[str, Any]]:
+    return [source.search(path_prefix=None, offset=0, limit=100, **query) for query in QUERIES] + [
+        source.symbol(symbol="foo", path_prefix=None, offset=0, limit=100),
+        source.schema(text="SELECT", case_sensitive=False, offset=0, limit=100),
+    ]
+
+
+def child(repo: Path, commit: str, cache: Path, bound: int = 1 << 30) -> subprocess.Popen[str]:
+    queries = json.dumps([[q["text"], q["case_sensitive"]] for q in QUERIES])
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(repo), commit, str(cache), str(bound), queries],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def run_child(repo: Path, commit: str, cache: Path, bound: int = 1 << 30) -> dict[str, Any]:
+    process = child(repo, commit, cache, bound)
+    out, _ = process.communicate(timeout=120)
+    assert process.returncode == 0
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+def segments(cache: Path) -> list[Path]:
+    return sorted(cache.glob("seg-*.vbc"))
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(generated=files_strategy, pattern=st.sampled_from(PATTERNS), ignore_case=st.booleans())
+def test_cache_disabled_filling_and_served_answer_the_same(
+    tmp_path_factory: pytest.TempPathFactory,
+    generated: dict[str, tuple[list[str], str]],
+    pattern: str,
+    ignore_case: bool,
+) -> None:
+    repo = tmp_path_factory.mktemp("cache-diff")
+    subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
+    files = {name: encode(*spec) for name, spec in generated.items()}
+    head = commit(repo, files)
+    cache = tmp_path_factory.mktemp("cache-diff-dir")
+
+    def answers(source: GitSource) -> list[dict[str, Any]]:
+        sensitive = not ignore_case
+        found = source.search(
+            text=pattern, case_sensitive=sensitive, path_prefix=None, offset=0, limit=100
+        )
+        sql = source.schema(text=pattern, case_sensitive=sensitive, offset=0, limit=100)
+        reads = [
+            source.read(path=m["path"], start_line=m["line"], end_line=m["line"])
+            for m in found["matches"]
+        ]
+        return [found, sql, *reads]
+
+    plain = answers(GitSource(repo, head, url=URL, cache_bytes=0))
+    filling = GitSource(repo, head, url=URL, cache_bytes=0, disk_cache=cache)
+    assert answers(filling) == plain
+    served = GitSource(repo, head, url=URL, cache_bytes=0, disk_cache=cache)
+    assert answers(served) == plain
+    assert served.cache_info()["blobs_read"] == 0
+
+
+def test_a_second_process_reads_no_blob(fixture: FixtureRepo, tmp_path: Path) -> None:
+    expected = search_all(GitSource(fixture.path, fixture.first, url=URL))[: len(QUERIES)]
+    cache = tmp_path / "cache"
+    first = run_child(fixture.path, fixture.first, cache)
+    assert first["answers"] == expected
+    assert first["read"] > 0 and first["disk"]["written"] == 1
+    second = run_child(fixture.path, fixture.first, cache)
+    assert second["answers"] == expected
+    assert second["read"] == 0, "every text came from the cache file"
+    assert second["disk"]["hits"] > 0 and second["disk"]["rejected"] == 0
+
+
+def test_concurrent_processes_share_one_directory(fixture: FixtureRepo, tmp_path: Path) -> None:
+    expected = search_all(GitSource(fixture.path, fixture.first, url=URL))[: len(QUERIES)]
+    cache = tmp_path / "cache"
+    processes = [child(fixture.path, fixture.first, cache) for _ in range(4)]
+    for process in processes:
+        out, _ = process.communicate(timeout=120)
+        assert process.returncode == 0
+        assert json.loads(out)["answers"] == expected
+    names = {p.name for p in cache.iterdir()}
+    assert all(n == "lock" or (n.startswith("seg-") and n.endswith(".vbc")) for n in names)
+    last = run_child(fixture.path, fixture.first, cache)
+    assert last["answers"] == expected and last["read"] == 0
+    assert last["disk"]["rejected"] == 0
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "bit_flip", "empty"])
+def test_a_damaged_cache_file_is_detected_and_rebuilt(
+    fixture: FixtureRepo, tmp_path: Path, damage: str
+) -> None:
+    cache = tmp_path / "cache"
+    expected = run_child(fixture.path, fixture.first, cache)["answers"]
+    [segment] = segments(cache)
+    data = bytearray(segment.read_bytes())
+    if damage == "garbage":
+        data = bytearray(b"\x17" * len(data))
+    elif damage == "truncated":
+        data = data[: len(data) // 2]
+    elif damage == "bit_flip":
+        data[-len(data) // 3] ^= 0x01
+    else:
+        data = bytearray()
+    segment.write_bytes(bytes(data))
+    damaged = run_child(fixture.path, fixture.first, cache)
+    assert damaged["answers"] == expected
+    assert damaged["disk"]["rejected"] >= 1 and damaged["read"] > 0
+    assert segment not in segments(cache), "the damaged file was deleted"
+    rebuilt = run_child(fixture.path, fixture.first, cache)
+    assert rebuilt["answers"] == expected
+    assert rebuilt["read"] == 0 and rebuilt["disk"]["rejected"] == 0
+
+
+def test_the_bound_evicts_the_least_recently_used(fixture: FixtureRepo, tmp_path: Path) -> None:
+    # Sizes first: the first commit's segment, then the second commit's
+    # (only the blobs the first one did not have).
+    sizes = tmp_path / "sizes"
+    run_child(fixture.path, fixture.first, sizes)
+    [first_segment] = segments(sizes)
+    run_child(fixture.path, fixture.second, sizes)
+    first_size = first_segment.stat().st_size
+    second_size = sum(p.stat().st_size for p in segments(sizes)) - first_size
+    # A bound one byte short of both: writing the second evicts the first.
+    bound = first_size + second_size - 1
+    cache = tmp_path / "cache"
+    run_child(fixture.path, fixture.first, cache, bound=bound)
+    [old] = segments(cache)
+    second = run_child(fixture.path, fixture.second, cache, bound=bound)
+    assert second["disk"]["evicted"] == 1 and second["disk"]["written"] == 1
+    assert old not in segments(cache)
+    assert sum(p.stat().st_size for p in segments(cache)) <= bound
+    # A segment larger than the whole bound is never written.
+    tiny = tmp_path / "tiny"
+    assert run_child(fixture.path, fixture.first, tiny, bound=100)["disk"]["written"] == 0
+    assert segments(tiny) == []
+
+
+def test_no_cache_neither_reads_nor_writes_it(fixture: FixtureRepo, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    config = tmp_path / "research.toml"
+    config.write_text(
+        "[source]\n"
+        f'repository = "{fixture.path}"\n'
+        f'url = "{URL}"\n'
+        f'commit = "{fixture.first}"\n'
+        'cache_dir = "cache"\n'
+    )
+    query = tmp_path / "query.json"
+    query.write_text(
+        json.dumps(
+            {
+                "kind": "source.search",
+                "text": "foo",
+                "case_sensitive": True,
+                "offset": 0,
+                "limit": 10,
+            }
+        )
+    )
+    vba = [sys.executable, "-m", "viano_bug_analysis.cli", "research"]
+    args = ["--config", str(config), "--query", str(query)]
+    without = subprocess.run([*vba, *args, "--no-cache"], capture_output=True, check=True)
+    assert not cache.exists()
+    with_cache = subprocess.run([*vba, *args], capture_output=True, check=True)
+    assert len(segments(cache)) == 1
+    assert json.loads(with_cache.stdout)["result"] == json.loads(without.stdout)["result"]
