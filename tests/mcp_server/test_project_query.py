@@ -139,6 +139,7 @@ def test_path_table_and_sql_arguments_are_refused(
 ) -> None:
     config, password = research_setup
     outside_table = {**ROWS, "table": "account"}
+    outside_database = {**ROWS, "database": "mysql", "table": "user"}
     traversal = {"kind": "source.read", "path": "../../etc/passwd", "start_line": 1, "end_line": 5}
     absolute = {"kind": "source.read", "path": "/etc/passwd", "start_line": 1, "end_line": 5}
     sql_text = {**ROWS, "sql": "SELECT password FROM account"}
@@ -147,10 +148,16 @@ def test_path_table_and_sql_arguments_are_refused(
         "filters": [{"column": "name", "operator": "eq", "value": "x' OR '1'='1"}],
     }
     _, results = call_all(
-        package.path, config, password, [outside_table, traversal, absolute, sql_text, sql_value]
+        package.path,
+        config,
+        password,
+        [outside_table, traversal, absolute, sql_text, sql_value, outside_database],
     )
     refused, injected = results[:4], results[4]
     assert [r.is_error for r in refused] == [True] * 4
+    # A database is chosen only among the configured ones.
+    assert results[5].is_error is True
+    assert results[5].structured_content["error"] == "table_not_allowed"
     codes = [r.structured_content["error"] for r in refused]
     assert codes[0] == "table_not_allowed"
     assert codes[1] in {"path_invalid", "query_invalid"}
@@ -163,7 +170,7 @@ def test_path_table_and_sql_arguments_are_refused(
     for result in results:
         text = json.dumps(result.structured_content) + result.content[0].text  # type: ignore[union-attr]
         assert password not in text and "passwd" not in text
-    assert verify_calls(str(package.path))["errors"] == 4
+    assert verify_calls(str(package.path))["errors"] == 5
 
 
 def test_a_wrong_password_is_unavailable_and_never_shown(
