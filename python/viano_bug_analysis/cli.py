@@ -20,6 +20,7 @@
                                                 the case report (read-only)
     vba mcp --package PACKAGE [--project-config C] [--profile P] [--limits FILE]
                                                 serve the read-only tools over MCP (stdio)
+    vba mcp --package PACKAGE --verify          check the package's MCP call records
 
 Every command ends with a code from ``viano_bug_analysis.exit_codes`` (the
 table is printed by ``--help``); a typed error goes to stderr as one JSON

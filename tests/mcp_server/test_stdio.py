@@ -226,3 +226,19 @@ def test_a_package_that_does_not_load_is_no_session(tmp_path: Path) -> None:
     line = json.loads(done.stderr)
     assert line["error"] == "package_missing" or line["error"].startswith("manifest")
     assert "Traceback" not in done.stderr
+
+
+def test_vba_mcp_verify_checks_the_audit_trail(package: BuiltPackage) -> None:
+    async def main() -> None:
+        async with mcp_session(package.path) as session:
+            await session.call_tool("case_facts", {})
+            await session.call_tool("case_facts", {})
+
+    run(main)
+    done = vba("mcp", "--package", str(package.path), "--verify")
+    assert done.returncode == 0
+    assert json.loads(done.stdout) == {"calls": 2, "errors": 0, "repeats": 1, "captures": 0}
+    (package.path / PackageLayout.MCP_CALLS / "00000001.json").unlink()
+    done = vba("mcp", "--package", str(package.path), "--verify")
+    assert done.returncode == 5
+    assert json.loads(done.stderr)["error"] == "mcp_audit_corrupt"

@@ -1,5 +1,9 @@
 """``vba mcp --package PACKAGE [--project-config C] [--profile P] [--limits FILE]``.
 
+``vba mcp --package PACKAGE --verify`` serves nothing: it re-reads the
+package's MCP call records (``audit.verify_calls``) and prints their counts
+(exit 0), or the ``mcp_audit_corrupt`` error line (exit 5).
+
 Everything a tool could otherwise choose is fixed here, before the first
 message is read: the package, the profile (router and schema adapter), the
 router limits and the ProjectResearch configuration (git commit, database
@@ -11,6 +15,7 @@ CLI's error line and exit code instead of serving a broken session.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +37,20 @@ def _report_builder() -> Any:
     return build
 
 
+def run_verify(package: Path) -> int:
+    """``vba mcp --package P --verify``: check the audit trail, print its counts."""
+    import orjson
+
+    from viano_bug_analysis.mcp_server.audit import verify_calls
+
+    counts = verify_calls(str(package))
+    sys.stdout.write(orjson.dumps(counts).decode() + "\n")
+    return ExitCode.OK
+
+
 def run_mcp(args: argparse.Namespace) -> int:
+    if args.verify:
+        return run_verify(Path(args.package))
     from viano_bug_analysis import __version__
     from viano_bug_analysis.case.package import load_package
     from viano_bug_analysis.profiles import load_profile
@@ -72,6 +90,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--package", required=True, type=Path, help="case package directory")
     parser.add_argument(
         "--project-config", help="ProjectResearch TOML; offers project_query (else not offered)"
+    )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="do not serve: verify the package's MCP call records and print their counts",
     )
     parser.add_argument(
         "--limits",
