@@ -221,11 +221,12 @@ def test_the_server_exits_cleanly_when_stdin_closes(package: BuiltPackage) -> No
 
 
 def test_a_package_that_does_not_load_is_no_session(tmp_path: Path) -> None:
-    done = vba("mcp", "--package", str(tmp_path / "missing"))
-    assert done.returncode == 2
-    line = json.loads(done.stderr)
-    assert line["error"] == "package_missing" or line["error"].startswith("manifest")
-    assert "Traceback" not in done.stderr
+    for extra in ((), ("--verify",)):
+        done = vba("mcp", "--package", str(tmp_path / "missing"), *extra)
+        assert done.returncode == 2
+        line = json.loads(done.stderr)
+        assert line["error"] == "package_missing" or line["error"].startswith("manifest")
+        assert "Traceback" not in done.stderr
 
 
 def test_vba_mcp_verify_checks_the_audit_trail(package: BuiltPackage) -> None:

@@ -41,8 +41,10 @@ def run_verify(package: Path) -> int:
     """``vba mcp --package P --verify``: check the audit trail, print its counts."""
     import orjson
 
+    from viano_bug_analysis.case.package import load_package
     from viano_bug_analysis.mcp_server.audit import verify_calls
 
+    load_package(package)  # no trail to verify without a package
     counts = verify_calls(str(package))
     sys.stdout.write(orjson.dumps(counts).decode() + "\n")
     return ExitCode.OK
