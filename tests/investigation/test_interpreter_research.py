@@ -26,6 +26,10 @@ from tests.investigation.test_interpreter import FIND, answer, hypothesis, inter
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.enrichment import research_origin, vcore_profile
+from viano_bug_analysis.investigation.config import InvestigationSettings
+from viano_bug_analysis.investigation.controller import InvestigationController
+from viano_bug_analysis.investigation.evidence import EvidenceStore
+from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.project_context import project_prompt_context
 from viano_bug_analysis.project_research import ProjectResearch, load_config
 
@@ -90,3 +94,35 @@ def test_enrichment_facts_are_labels_and_project_queries_first_steps(
     assert hypotheses[0]["origin"]["rests_on"] == ["report", fact_ids[0]]
     # The case keeps its enrichment index: the new revision shows the same facts.
     assert project_prompt_context(load_package(root)) == context
+
+    # The investigation takes the proposed hypotheses over, with research: H1's
+    # suggested first query runs as a project.query, H2's as a snapshot query.
+    script = [
+        step_answer("H1", {"kind": "tool", **ROWS}),
+        step_answer("H1", CONCLUDE),
+        step_answer("H2", {"kind": "tool", **FIND}),
+        step_answer("H2", CONCLUDE),
+    ]
+    with ScriptedLlmServer(script) as server, research_setup.research() as research:
+        client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+        settings = InvestigationSettings(response_recovery_version=1)
+        run = InvestigationController(root, model=client, settings=settings, research=research)
+        assert run.run().state == "concluded"
+        assert len(server.requests) == len(script)
+    kinds = [(r["hypothesis_id"], r["kind"]) for r in EvidenceStore(root).records()]
+    assert kinds == [("H1", "project_query"), ("H2", "snapshot_query")]
+
+
+CONCLUDE: dict[str, Any] = {"kind": "conclusion", "summary": "done"}
+
+
+def step_answer(hid: str, next_step: dict[str, Any]) -> str:
+    return orjson.dumps(
+        {
+            "hypothesis_id": hid,
+            "assessment": "undetermined",
+            "confidence": 0.5,
+            "evidence": [],
+            "next": next_step,
+        }
+    ).decode()
