@@ -83,6 +83,9 @@ def test_a_valid_batch_answers_as_vba_query_does(package: BuiltPackage, tmp_path
     assert again.meta[META_KEY]["repeat_of"] == 1
     text = again.content[0]
     assert isinstance(text, types.TextContent) and "identical to call 1" in text.text
+    # A client that shows only text still reads the hit, with its reference.
+    ref = package.refs["src/npc.cpp"]
+    assert f"  {ref}:2: void npc_wolpertinger::JustDied()" in text.text
     assert verify_calls(str(package.path)) == {
         "calls": 2,
         "errors": 0,

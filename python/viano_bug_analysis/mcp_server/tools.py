@@ -27,6 +27,7 @@ from viano_bug_analysis.case.package import CasePackage, load_package
 from viano_bug_analysis.errors import JsonEncodeError, McpError, VbaError
 from viano_bug_analysis.investigation.project_context import LABELS, load_index
 from viano_bug_analysis.mcp_server.audit import CallLog, Recorded, request_bytes
+from viano_bug_analysis.mcp_server.rendering import render_case_query, render_project_query
 from viano_bug_analysis.project_research.captures import Capture
 from viano_bug_analysis.project_research.service import ProjectResearch
 from viano_bug_analysis.schema_errors import check
@@ -331,39 +332,11 @@ def _recorded_text(recorded: Recorded | None) -> str:
 
 
 def _query_text(result: Mapping[str, Any], recorded: Recorded) -> str:
-    lines = [
-        f"case {result['case_id']} revision {result['analysis_revision']}: "
-        f"{len(result['results'])} result(s), batch {result['batch_sha256'][:12]}"
-    ]
-    for item in result["results"]:
-        body = item["result"]
-        if "total" in body:
-            page = f"{len(body.get('matches', body.get('rows', [])))} of {body['total']}"
-            more = f", next_offset {body['next_offset']}" if body.get("truncated") else ""
-            lines.append(f"{item['request_id']} {item['operation']}: {page}{more}")
-        elif "lines" in body:
-            lines.append(
-                f"{item['request_id']} {item['operation']}: lines "
-                f"{body['start_line']}-{body['end_line']} of {body['source_ref']}"
-            )
-        else:
-            lines.append(f"{item['request_id']} {item['operation']}: {body.get('table')}")
-    return "\n".join(lines) + _recorded_text(recorded)
+    return render_case_query(result) + _recorded_text(recorded)
 
 
 def _project_text(capture: Capture, recorded: Recorded) -> str:
-    result = capture.result
-    coverage = result["coverage"]
-    complete = "complete" if coverage.get("complete") else "partial"
-    returned = coverage.get("returned")
-    count = f", {returned} returned" if isinstance(returned, int) else ""
-    total = coverage.get("total")
-    if isinstance(total, int):
-        count += f" of {total}"
-    return (
-        f"{result['query']['kind']}: {complete}{count}; capture {capture.sha256[:12]}"
-        + _recorded_text(recorded)
-    )
+    return render_project_query(capture.result, capture.sha256) + _recorded_text(recorded)
 
 
 __all__ = ["McpTools", "Outcome", "ToolSpec", "case_facts", "error_content"]
