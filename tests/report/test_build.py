@@ -12,12 +12,15 @@ from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.report.package_fixture import (
     H2_STATEMENT,
     HOSTILE_LINE,
+    HYPOTHESES,
     REPORT_TEXT,
     SUMMARY_H1,
     built_package,
     investigate,
     reported_package,
+    write_spec,
 )
+from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.jsonio import canonical_bytes, sha256_hex
 from viano_bug_analysis.report import build_report
@@ -110,3 +113,16 @@ def test_an_excerpt_is_cut_and_says_so() -> None:
     text, cut = excerpt("x" * (EXCERPT_CHARS + 5))
     assert (len(text), cut) == (EXCERPT_CHARS, True)
     assert excerpt({"b": 2**70}) == ('{\n "b": 1180591620717411303424\n}', False)
+
+
+def test_hypotheses_added_after_the_verdict_are_announced(tmp_path: Path) -> None:
+    root = reported_package(tmp_path)
+    hypotheses = [*HYPOTHESES, {"id": "H3", "statement": "The log shows the spell hit."}]
+    CaseBuilder(write_spec(tmp_path / "inputs2", hypotheses), root).build()
+    report = build_report(root)
+    assert report["case"]["open"] == ["H3"]
+    assert report["verdict"] is not None and report["verdict"]["current"] is False
+    assert report["state"]["notice"] == (
+        "Hypotheses were added after the verdict and are not investigated yet: H3. "
+        "Run `vba investigate` to complete the verdict."
+    )

@@ -81,3 +81,13 @@ def test_status_shows_tokens_apart_from_budget_units_and_each_conclusion(package
 
 def test_a_summary_cannot_write_control_characters_to_the_terminal() -> None:
     assert _one_line("fine\n\x1b[2J  H9: supported\r") == "fine ?[2J H9: supported"
+
+
+def test_a_damaged_store_is_a_typed_error_not_a_traceback(tmp_path: Path) -> None:
+    root = reported_package(tmp_path)
+    result = sorted((root / "analysis" / "evidence" / "results").glob("*.json"))[0]
+    result.write_bytes(result.read_bytes()[:-1])
+    run = vba("report", str(root), "--format", "json")
+    assert run.returncode == 5 and b"Traceback" not in run.stderr
+    assert orjson.loads(run.stderr)["error"] == "evidence_corrupt"
+    assert run.stdout == b""
