@@ -203,7 +203,8 @@ def test_operator_hypotheses_keep_precedence_and_are_never_rewritten(tmp_path: P
     [
         (
             answer(hypothesis("A.", FIND, ["report", "P7"])),
-            "/hypotheses/0/rests_on: 1 label(s) were not shown",
+            "/hypotheses/0/rests_on: 1 label(s) were not shown; use only the labels of the "
+            "facts list: report, diag-001",
         ),
         (
             answer(

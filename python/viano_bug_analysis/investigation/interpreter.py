@@ -309,7 +309,7 @@ class CaseInterpreter:
                     _Problem(
                         UNKNOWN_LABEL,
                         f"{at}/rests_on: {len(unknown)} label(s) were not shown; use only the "
-                        'labels of the facts list ("report", a source_ref or a fact ID)',
+                        f"labels of the facts list: {_some(sorted(labels, key=_label_order))}",
                     )
                 )
             statement = _plain(hypothesis["statement"])
@@ -626,6 +626,22 @@ _SHAPES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "reply": _is_reply,
     "decision": _is_decision,
 }
+
+
+def _some(labels: list[str], shown: int = 16) -> str:
+    """The labels a model may use, the first ``shown`` of them (they are the
+    program's own names: source refs and fact IDs, never answer text)."""
+    text = ", ".join(labels[:shown])
+    return text + (f" and {len(labels) - shown} more" if len(labels) > shown else "")
+
+
+def _label_order(label: str) -> tuple[int, int, str]:
+    # report first, then snapshot sources by name, then fact IDs by number.
+    if label == REPORT_LABEL:
+        return (0, 0, label)
+    if label[:1] == "P" and label[1:].isdigit():
+        return (2, int(label[1:]), label)
+    return (1, 0, label)
 
 
 def _plain(statement: str) -> str:
