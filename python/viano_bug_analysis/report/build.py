@@ -215,9 +215,10 @@ def _steps(log: StepLog, hid: str, evidence: _Evidence) -> list[dict[str, Any]]:
             "dispatch_rejected": None,
         }
         if decision is not None and decision["status"] == "rejected":
-            reason = decision.get("reason")
-            hint = decision.get("hint")
-            entry["rejection"] = " ".join(str(p) for p in (reason, hint) if p)
+            # The reason code, then what the model was told about it.
+            said = [decision.get("reason"), decision.get("hint")]
+            said += [line for line in decision.get("feedback") or () if isinstance(line, str)]
+            entry["rejection"] = excerpt(" — ".join(str(p) for p in said if p))[0]
         if isinstance(response, dict):
             nxt = response.get("next") or {}
             entry["assessment"] = response.get("assessment")

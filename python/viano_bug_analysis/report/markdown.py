@@ -89,7 +89,8 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
         out.append("Steps:")
         out.append("")
         for s in h["steps"]:
-            head = f"{s['step']}. (attempt {s['attempt']}) "
+            # A bullet, not "3." (Markdown renumbers ordered lists): attempts share a step.
+            head = f"- step {s['step']}, attempt {s['attempt']}: "
             if s["status"] == "rejected":
                 out.append(head + f"answer rejected: {_i(s['rejection'] or '')}")
             elif s["status"] == "pending":
@@ -98,14 +99,14 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
                 out.append(head + "conclusion")
             else:
                 out.append(head + f"query `{_code(s['query']['operation'])}`")
-                out += _block(s["query"]["arguments"], indent="   ")
+                out += _block(s["query"]["arguments"], indent="  ")
             if s["reasoning"]:
-                out.append(f"   model: {_i(s['reasoning'])}")
+                out.append(f"  model: {_i(s['reasoning'])}")
             if s["result"]:
-                out.append(f"   result {s['result']['evidence_id']}:")
-                out += _block(s["result"]["excerpt"], indent="   ")
+                out.append(f"  result {s['result']['evidence_id']}:")
+                out += _block(s["result"]["excerpt"], indent="  ")
             if s["dispatch_rejected"]:
-                out.append(f"   the tool refused the request: {_i(s['dispatch_rejected'])}")
+                out.append(f"  the tool refused the request: {_i(s['dispatch_rejected'])}")
         out.append("")
     if h["citations"]:
         out += ["Cited evidence:", ""]
