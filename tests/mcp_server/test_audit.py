@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,3 +118,42 @@ def test_a_tool_bug_shows_only_its_class(
         "details": {"type": "RuntimeError"},
     }
     assert "secret" not in outcome.text
+
+
+# The writes of one recorded case_query, in order: request, result, call record.
+WRITES = ("write_once", "write_once", "write_new")
+
+
+@pytest.mark.parametrize("failing", range(len(WRITES)))
+def test_a_failed_write_at_any_point_withholds_the_answer_and_leaves_a_valid_trail(
+    package: BuiltPackage, monkeypatch: pytest.MonkeyPatch, failing: int
+) -> None:
+    from viano_bug_analysis.durable import PackageFiles
+    from viano_bug_analysis.errors import PackageFileError
+
+    batch = source_batch(package, find_text(package, "KilledMonsterCredit"))
+    tools = tools_for(package)
+    seen: list[str] = []
+
+    def failing_write(name: str) -> Any:
+        original = getattr(PackageFiles, name)
+
+        def write(self: PackageFiles, rel: Any, data: bytes) -> bool:
+            seen.append(name)
+            if len(seen) - 1 == failing:
+                raise PackageFileError("package_write_failed", "refused", {"errno": "ENOSPC"})
+            written: bool = original(self, rel, data)
+            return written
+
+        return write
+
+    for name in set(WRITES):
+        monkeypatch.setattr(PackageFiles, name, failing_write(name))
+    outcome = tools.call("case_query", batch)
+    assert outcome.is_error and outcome.structured["error"] == "package_write_failed"
+    assert tuple(seen) == WRITES[: failing + 1]
+    monkeypatch.undo()
+    assert verify_calls(str(package.path))["calls"] == 0  # whatever was written is consistent
+    done = tools_for(package).call("case_query", batch)
+    assert done.is_error is False and done.recorded is not None and done.recorded.seq == 1
+    assert verify_calls(str(package.path))["calls"] == 1
