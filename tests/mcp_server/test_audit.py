@@ -157,3 +157,12 @@ def test_a_failed_write_at_any_point_withholds_the_answer_and_leaves_a_valid_tra
     done = tools_for(package).call("case_query", batch)
     assert done.is_error is False and done.recorded is not None and done.recorded.seq == 1
     assert verify_calls(str(package.path))["calls"] == 1
+
+
+def test_no_server_appends_to_a_broken_trail(package: BuiltPackage) -> None:
+    tools_for(package).call("case_facts", {})
+    (package.path / PackageLayout.MCP_CALLS / "00000003.json").write_bytes(b"{}")
+    with pytest.raises(McpError) as caught:
+        tools_for(package)
+    assert caught.value.code == "mcp_audit_corrupt"
+    assert caught.value.details["reason"] == "numbering_gap"
