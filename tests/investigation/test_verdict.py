@@ -4,11 +4,13 @@ changes, read back strictly; built from the stored records only."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.e2e.crash import KillAtCommit, Killed
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.test_interpreter import GOOD, built
 from tests.report.package_fixture import (
@@ -208,3 +210,35 @@ def test_the_interpretation_answers_count_in_the_usage(tmp_path: Path) -> None:
     # One interpretation answer and two investigation answers, 11 + 7 tokens each.
     assert verdict["usage"]["model_answers"] == 3
     assert (verdict["usage"]["prompt_tokens"], verdict["usage"]["completion_tokens"]) == (33, 21)
+
+
+def test_killed_after_every_file_commit_the_rerun_issues_the_clean_runs_verdict_once(
+    tmp_path: Path,
+) -> None:
+    def body(root: Path) -> list[dict[str, Any]]:
+        return [
+            {k: v for k, v in version.items() if k != "issued_at"}
+            for version in VerdictStore(root).versions()
+        ]
+
+    template = built_package(tmp_path / "template")
+    clean = tmp_path / "clean"
+    shutil.copytree(template, clean)
+    with ScriptedLlmServer(SCRIPT) as server, KillAtCommit(None) as count:
+        investigate(clean, server)
+    expected = body(clean)
+    assert len(expected) == 1 and count.points[-1] == "link v0001.json"
+    for kill_after in range(1, count.commits + 1):
+        root = tmp_path / f"killed-{kill_after}"
+        shutil.copytree(template, root)
+        with (
+            ScriptedLlmServer(SCRIPT) as server,
+            KillAtCommit(kill_after),
+            contextlib.suppress(Killed),
+        ):
+            investigate(root, server)
+        answered = len(list((root / PackageLayout.STEPS).glob("*-reply.json")))
+        with ScriptedLlmServer(SCRIPT[answered:]) as server:
+            assert investigate(root, server).state == "concluded", kill_after
+        assert body(root) == expected, kill_after
+        shutil.rmtree(root)
