@@ -97,7 +97,7 @@ SCRIPT = [
     orjson.dumps({"replacement": GOOD}).decode(),  # the repair call's answer
     conclusion("H1", "E1", "/rows/0/name"),
     answer("H2", FIND),  # a snapshot query through the router
-    conclusion("H2", "E2", "/matches/0"),
+    conclusion("H2", "E2", "/result/matches/0"),  # a snapshot answer starts at /result
 ]
 
 
