@@ -23,6 +23,8 @@ from hypothesis import strategies as st
 
 from tests.project_research.git_fixtures import URL, FixtureRepo, build_fixture_repo
 from tests.project_research.test_git_differential import PATTERNS, commit, encode, files_strategy
+from viano_bug_analysis.project_research.config import parse_config
+from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
 from viano_bug_analysis.project_research.git_source import GitSource
 
 QUERIES: list[dict[str, Any]] = [
@@ -34,6 +36,8 @@ QUERIES: list[dict[str, Any]] = [
 # One search in a fresh process: prints the answers and the cache counters.
 CHILD = """
 import json, sys
+from viano_bug_analysis.project_research.config import parse_config
+from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
 from viano_bug_analysis.project_research.git_source import GitSource
 repo, commit, cache, bound = sys.argv[1:5]
 source = GitSource(repo, commit, url="https://git.example.invalid/fixture.git",
@@ -222,3 +226,45 @@ def test_no_cache_neither_reads_nor_writes_it(fixture: FixtureRepo, tmp_path: Pa
     with_cache = subprocess.run([*vba, *args], capture_output=True, check=True)
     assert len(segments(cache)) == 1
     assert json.loads(with_cache.stdout)["result"] == json.loads(without.stdout)["result"]
+
+
+def test_cache_dir_resolves_against_the_config_and_no_cache_drops_it(tmp_path: Path) -> None:
+    source = {"repository": "repo.git", "url": URL, "commit": "a" * 40}
+    config = parse_config(
+        {"source": {**source, "cache_dir": "../cache"}, "limits": {"disk_cache_bytes": 1 << 20}},
+        base_dir=tmp_path / "etc",
+        path=tmp_path / "etc" / "research.toml",
+    )
+    assert config.source is not None
+    assert config.source.cache_dir == (tmp_path / "cache").resolve()
+    assert config.limits.disk_cache_bytes == 1 << 20
+    plain = config.without_content_cache()
+    assert plain.source is not None and plain.source.cache_dir is None
+    assert plain.source.repository == config.source.repository
+    assert plain.without_content_cache() is plain
+    unset = parse_config({"source": source}, base_dir=tmp_path, path=tmp_path / "r.toml")
+    assert unset.source is not None and unset.source.cache_dir is None
+    for bad in ({"cache_dir": ""}, {"cache_dir": 7}):
+        with pytest.raises(ResearchError) as info:
+            parse_config({"source": {**source, **bad}}, base_dir=tmp_path, path=tmp_path / "r")
+        assert info.value.code == "config_invalid"
+        assert info.value.details["key"] == "source.cache_dir"
+    with pytest.raises(ResearchError) as info:
+        parse_config(
+            {"source": source, "limits": {"disk_cache_bytes": -1}},
+            base_dir=tmp_path,
+            path=tmp_path / "r",
+        )
+    assert info.value.details["key"] == "limits.disk_cache_bytes"
+
+
+def test_an_unusable_cache_dir_is_an_outage_named_in_the_error(
+    fixture: FixtureRepo, tmp_path: Path
+) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    source = GitSource(fixture.path, fixture.first, url=URL, disk_cache=not_a_dir)
+    with pytest.raises(ResearchUnavailable) as info:
+        source.check()
+    assert info.value.details.get("what") == "cannot use the content cache directory"
+    assert source.disk_cache_info() == {"hits": 0, "rejected": 0, "written": 0, "evicted": 0}

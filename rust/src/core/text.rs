@@ -134,16 +134,7 @@ impl LineIndex {
 impl SourceText {
     /// Validates and takes ownership of a member's raw bytes.
     pub fn decode(raw: Vec<u8>) -> CoreResult<Self> {
-        if u32::try_from(raw.len()).is_err() {
-            // Line indexes are u32; the default per-file limit is 8 MiB.
-            return Err(CoreError::InvalidArgument {
-                what: "text larger than 4 GiB",
-            });
-        }
-        let had_bom = raw.starts_with(BOM);
-        let body_start = if had_bom { BOM.len() } else { 0 };
-        check_text(&raw[body_start..], body_start)?;
-
+        let had_bom = check_raw(&raw)?;
         let mut text = raw;
         if had_bom {
             text.drain(..BOM.len());
@@ -151,19 +142,39 @@ impl SourceText {
         if memchr(b'\r', &text).is_some() {
             text = normalize_line_ends(&text);
         }
+        Ok(Self::from_checked(text, had_bom))
+    }
+
+    /// Validates `raw` and copies it into a buffer of its own: the same text
+    /// as [`Self::decode`], for a reader that reuses one scratch buffer for
+    /// every blob (the copy is made once, with the BOM and `\r` already
+    /// handled, and no zero-filled buffer per blob).
+    pub fn decode_slice(raw: &[u8]) -> CoreResult<Self> {
+        let had_bom = check_raw(raw)?;
+        let body = &raw[if had_bom { BOM.len() } else { 0 }..];
+        let text = if memchr(b'\r', body).is_some() {
+            normalize_line_ends(body)
+        } else {
+            body.to_vec()
+        };
+        Ok(Self::from_checked(text, had_bom))
+    }
+
+    /// A checked text with BOM removed and line ends normalized.
+    fn from_checked(text: Vec<u8>, had_bom: bool) -> Self {
         let is_ascii = text.is_ascii();
         // The line index counts every newline once; the line count is its
         // last entry (one pass instead of a count now and an index later).
         let index = LineIndex::build(&text);
         let newlines = index.blocks.last().copied().unwrap_or(0) as usize;
         let line_count = newlines + usize::from(!text.is_empty() && text.last() != Some(&b'\n'));
-        Ok(SourceText {
+        SourceText {
             text: Storage::Owned(text),
             had_bom,
             is_ascii,
             line_count,
             index: OnceLock::from(index),
-        })
+        }
     }
 
     /// A text decoded earlier, from bytes `start..end` of `bytes` and the
@@ -307,6 +318,21 @@ impl SourceText {
     }
 }
 
+/// Checks a raw member (size, NUL, UTF-8 after an optional BOM); returns
+/// whether it starts with the BOM.
+fn check_raw(raw: &[u8]) -> CoreResult<bool> {
+    if u32::try_from(raw.len()).is_err() {
+        // Line indexes are u32; the default per-file limit is 8 MiB.
+        return Err(CoreError::InvalidArgument {
+            what: "text larger than 4 GiB",
+        });
+    }
+    let had_bom = raw.starts_with(BOM);
+    let body_start = if had_bom { BOM.len() } else { 0 };
+    check_text(&raw[body_start..], body_start)?;
+    Ok(had_bom)
+}
+
 /// First NUL or invalid UTF-8 byte, whichever comes first.
 fn check_text(body: &[u8], offset_base: usize) -> CoreResult<()> {
     let nul = memchr(0, body);
@@ -434,6 +460,34 @@ mod tests {
         (0..t.line_count())
             .map(|i| t.line_by_index(i).to_string())
             .collect()
+    }
+
+    #[test]
+    fn decoding_a_slice_equals_decoding_the_buffer() {
+        let cases: [&[u8]; 8] = [
+            b"",
+            b"a\r\nb\rc\n",
+            b"\xEF\xBB\xBFx\r\n",
+            b"\xEF\xBB\xBF",
+            "ä\nß".as_bytes(),
+            b"nul\0",
+            b"\xff",
+            b"\xEF\xBB\xBF\r",
+        ];
+        for raw in cases {
+            match (
+                SourceText::decode(raw.to_vec()),
+                SourceText::decode_slice(raw),
+            ) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a.as_bytes(), b.as_bytes(), "{raw:?}");
+                    assert_eq!(a.facts(), b.facts(), "{raw:?}");
+                    assert_eq!(a.index_blocks(), b.index_blocks(), "{raw:?}");
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "{raw:?}"),
+                (a, b) => panic!("{raw:?}: {a:?} vs {b:?}"),
+            }
+        }
     }
 
     #[test]

@@ -53,22 +53,30 @@ pub(super) fn header_size(repo: &Objects, oid: &ObjectId) -> CoreResult<u64> {
     Ok(header.size)
 }
 
-/// The blob's bytes in a buffer of their own (it becomes the text's storage).
+/// The blob's bytes in a buffer of their own.
+#[cfg(test)]
 pub(super) fn read_blob(repo: &Objects, oid: &ObjectId) -> CoreResult<Vec<u8>> {
     let mut buf = Vec::new();
+    let len = read_blob_into(repo, oid, &mut buf)?.len();
+    buf.truncate(len);
+    Ok(buf)
+}
+
+/// The blob's bytes, inflated into `buf` (a reused scratch buffer).
+pub(super) fn read_blob_into<'b>(
+    repo: &Objects,
+    oid: &ObjectId,
+    buf: &'b mut Vec<u8>,
+) -> CoreResult<&'b [u8]> {
     let found = repo
-        .try_find(oid, &mut buf)
+        .try_find(oid, buf)
         .map_err(|_| unreadable("a blob is corrupt"))?;
     match found {
         None => Err(unreadable("a blob of the commit is missing")),
         Some(data) if data.kind != gix_object::Kind::Blob => {
             Err(unreadable("a tree entry names an object that is no blob"))
         }
-        Some(data) => {
-            let len = data.data.len();
-            buf.truncate(len);
-            Ok(buf)
-        }
+        Some(data) => Ok(data.data),
     }
 }
 

@@ -188,6 +188,52 @@ fn phase_profile() {
             line_search::search(&texts, &compiled, &[page], 0).unwrap();
         }),
     );
+    let disk = std::env::temp_dir().join(format!("vba-phase-disk-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&disk);
+    let with_disk = || {
+        let config = super::DiskCacheConfig {
+            dir: &disk,
+            max_bytes: 1 << 32,
+        };
+        GitStore::open(&path, 1 << 30, Some(config)).unwrap()
+    };
+    {
+        let store = with_disk();
+        let tree = store.tree(&commit, 1_000_000, 0, None).unwrap();
+        let selection = tree.select_files(None, false, max);
+        store
+            .search(&tree, &selection, "literal", LITERAL, page, 0, None)
+            .unwrap();
+    }
+    row(
+        "second process: open + list the commit",
+        median(|| {
+            let store = with_disk();
+            store.tree(&commit, 1_000_000, 0, None).unwrap();
+        }),
+    );
+    row(
+        "second process: search served by the persistent cache",
+        median(|| {
+            let store = with_disk();
+            let selection = tree.select_files(None, false, max);
+            store
+                .search(&tree, &selection, "literal", LITERAL, page, 0, None)
+                .unwrap();
+            assert_eq!(store.blobs_read(), 0);
+        }),
+    );
+    let total: Vec<u8> = texts
+        .iter()
+        .flat_map(|t| t.as_bytes().iter().copied())
+        .collect();
+    row(
+        "  CRC-32 of every text, one thread",
+        median(|| {
+            crc32fast::hash(&total);
+        }),
+    );
+    let _ = std::fs::remove_dir_all(&disk);
     row(
         "warm search (same store, cached texts)",
         median(|| {

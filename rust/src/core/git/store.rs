@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use super::cache::{BlobCache, Content};
 use super::disk_cache::{DiskCache, DiskStats, Found};
 use super::location::objects_dir;
-use super::objects::{check_deadline, header_size, parse_oid, read_blob, unreadable, Objects};
+use super::objects::{check_deadline, header_size, parse_oid, read_blob_into, unreadable, Objects};
 use super::tree::{list_entries, CommitTree, EntryKind, Selection, SkipReason};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::line_search::{self, CompiledQueries, Page, Query, SearchMode};
@@ -121,7 +121,7 @@ impl GitStore {
         let with_blobs: Vec<usize> = (0..entries.len())
             .filter(|&i| entries[i].kind != EntryKind::Submodule)
             .collect();
-        let sizes = self.map_blobs(&with_blobs, threads, deadline, |repo, &i| {
+        let sizes = self.map_blobs(&with_blobs, threads, deadline, |repo, _, &i| {
             header_size(repo, &entries[i].oid)
         })?;
         for (i, size) in with_blobs.into_iter().zip(sizes) {
@@ -189,19 +189,20 @@ impl GitStore {
                 None => vec![None; unique.len()],
             };
             let items: Vec<(ObjectId, Option<Found>)> = unique.iter().copied().zip(found).collect();
-            let loaded = self.map_blobs(&items, threads, deadline, |repo, (oid, found)| {
-                // A cache entry that fails its checks is read from git again.
-                let cached = found
-                    .as_ref()
-                    .zip(self.disk.as_ref())
-                    .and_then(|(found, disk)| disk.load(found));
-                let (content, from_git) = match cached {
-                    Some(content) => (content, false),
-                    None => (read_text(repo, oid, max_bytes)?, true),
-                };
-                let extra = then(&content);
-                Ok((content, extra, from_git))
-            })?;
+            let loaded =
+                self.map_blobs(&items, threads, deadline, |repo, scratch, (oid, found)| {
+                    // A cache entry that fails its checks is read from git again.
+                    let cached = found
+                        .as_ref()
+                        .zip(self.disk.as_ref())
+                        .and_then(|(found, disk)| disk.load(found));
+                    let (content, from_git) = match cached {
+                        Some(content) => (content, false),
+                        None => (read_text(repo, scratch, oid, max_bytes)?, true),
+                    };
+                    let extra = then(&content);
+                    Ok((content, extra, from_git))
+                })?;
             let from_git = loaded.iter().filter(|(_, _, from_git)| *from_git).count();
             self.blobs_read
                 .fetch_add(from_git as u64, Ordering::Relaxed);
@@ -362,8 +363,8 @@ impl GitStore {
             .iter()
             .map(|id| parse_oid(id.as_ref()))
             .collect::<CoreResult<Vec<_>>>()?;
-        self.map_blobs(&oids, threads, deadline, |repo, oid| {
-            let digest: [u8; 32] = Sha256::digest(read_blob(repo, oid)?).into();
+        self.map_blobs(&oids, threads, deadline, |repo, scratch, oid| {
+            let digest: [u8; 32] = Sha256::digest(read_blob_into(repo, oid, scratch)?).into();
             Ok(digest.iter().fold(String::with_capacity(64), |mut out, b| {
                 let _ = write!(out, "{b:02x}");
                 out
@@ -372,32 +373,41 @@ impl GitStore {
     }
 
     /// Runs `work` for every item on the core's thread pool, each worker
-    /// with its own repository handle (and so its own delta-base cache).
+    /// with its own repository handle (and so its own delta-base cache) and
+    /// one scratch buffer that every blob it inflates reuses.
     /// The first error (or the deadline) stops every worker.
     fn map_blobs<T: Sync, R: Send>(
         &self,
         items: &[T],
         threads: usize,
         deadline: Option<Instant>,
-        work: impl Fn(&Objects, &T) -> CoreResult<R> + Sync,
+        work: impl Fn(&Objects, &mut Vec<u8>, &T) -> CoreResult<R> + Sync,
     ) -> CoreResult<Vec<R>> {
         try_map_with(
             items,
             threads,
-            || self.handle(),
-            |repo, item| check_deadline(deadline).and_then(|()| work(repo, item)),
+            || (self.handle(), Vec::new()),
+            |(repo, scratch), item| {
+                check_deadline(deadline).and_then(|()| work(repo, scratch, item))
+            },
         )
     }
 }
 
-/// The decoded text of a blob, or why it has none.
-fn read_text(repo: &Objects, oid: &ObjectId, max_bytes: u64) -> CoreResult<Content> {
-    let data = read_blob(repo, oid)?;
+/// The decoded text of a blob, or why it has none. The blob is inflated
+/// into the worker's scratch buffer and copied once into the text's own.
+fn read_text(
+    repo: &Objects,
+    scratch: &mut Vec<u8>,
+    oid: &ObjectId,
+    max_bytes: u64,
+) -> CoreResult<Content> {
+    let data = read_blob_into(repo, oid, scratch)?;
     if data.len() as u64 > max_bytes {
         // The listed size was wrong; still never decode past the limit.
         return Ok(Err(SkipReason::TooLarge));
     }
-    match SourceText::decode(data) {
+    match SourceText::decode_slice(data) {
         Ok(text) => Ok(Ok(Arc::new(text))),
         Err(CoreError::NulByte { .. }) => Ok(Err(SkipReason::Binary)),
         Err(_) => Ok(Err(SkipReason::NotUtf8)),
