@@ -173,7 +173,7 @@ def _facts(package: Any) -> list[dict[str, Any]]:
         shown = {
             k: v for k, v in fact.items() if k not in {"fact_id", "kind", "statement", "provenance"}
         }
-        text, truncated = excerpt(shown)
+        text, truncated = excerpt(shown, compact=True)
         provenance = fact.get("provenance")
         facts.append(
             {
@@ -229,7 +229,7 @@ def _steps(log: StepLog, hid: str, evidence: _Evidence) -> list[dict[str, Any]]:
             else:
                 entry["query"] = {
                     "operation": str(nxt.get("operation")),
-                    "arguments": excerpt(nxt.get("arguments"))[0],
+                    "arguments": excerpt(nxt.get("arguments"), compact=True)[0],
                 }
         if dispatch is not None:
             if "rejected" in dispatch:
@@ -336,13 +336,19 @@ class _Evidence:
         return True, resolved.value_sha256, value
 
 
-def excerpt(value: Any) -> tuple[str, bool]:
+def excerpt(value: Any, *, compact: bool = False) -> tuple[str, bool]:
     """A value as text for a reader (a string as itself, anything else as indented
-    JSON in its stored key order), cut to ``EXCERPT_CHARS``; and whether it was cut.
+    JSON in its stored key order, or on one line with ``compact``), cut to
+    ``EXCERPT_CHARS``; and whether it was cut.
 
     Display only: what is hashed is always ``jsonio.canonical_bytes``.
     """
-    text = value if isinstance(value, str) else json.dumps(value, indent=1, ensure_ascii=False)
+    if isinstance(value, str):
+        text = value
+    elif compact:
+        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    else:
+        text = json.dumps(value, indent=1, ensure_ascii=False)
     if len(text) <= EXCERPT_CHARS:
         return text, False
     return text[:EXCERPT_CHARS], True

@@ -76,10 +76,12 @@ def render_html(report: Mapping[str, Any]) -> str:
         parts.append(f'<p class="{kind}" id="state-notice">{_t(notice)}</p>')
     parts += _verdict_table(report)
     parts += ["<h2>The report</h2>", f"<pre>{_t(report['report']['text'])}</pre>"]
-    parts += _sources_and_facts(report)
     parts.append("<h2>Hypotheses</h2>")
     for hypothesis in report["hypotheses"]:
         parts += _hypothesis(hypothesis)
+    # What the case was built from, after what was concluded from it.
+    parts += _sources(report)
+    parts += _facts(report)
     parts += _usage(report["usage"])
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
@@ -143,7 +145,7 @@ def _value(value: Any) -> str:
     return _t(value) if isinstance(value, str | int | float) else _json(value)
 
 
-def _sources_and_facts(report: Mapping[str, Any]) -> list[str]:
+def _sources(report: Mapping[str, Any]) -> list[str]:
     parts = ["<h2>Sources</h2>"]
     if not report["sources"]:
         parts.append("<p>No sources in the case.</p>")
@@ -159,21 +161,43 @@ def _sources_and_facts(report: Mapping[str, Any]) -> list[str]:
                 f'<td class="hash">{_t(s["sha256"])}</td></tr>'
             )
         parts.append("</table>")
-    parts.append("<h2>Facts</h2>")
+    return parts
+
+
+# Kinds whose statement is the finding itself; the others' statements repeat their label.
+_STATEMENT_KINDS = frozenset({"project_empty_result", "project_context_coverage"})
+
+
+def _facts(report: Mapping[str, Any]) -> list[str]:
+    parts = ["<h2>Facts</h2>"]
     if not report["facts"]:
         parts.append("<p>No enrichment facts (the case was built without project research).</p>")
+        return parts
+    parts.append(
+        f"<p>{len(report['facts'])} facts from the enrichment of the case, each with the "
+        "capture it was read from and the JSON Pointer inside it.</p>"
+        "<table><tr><th>Fact</th><th>Kind</th><th>Value</th><th>Origin</th></tr>"
+    )
     for fact in report["facts"]:
+        statement = ""
+        if fact["statement"] and fact["kind"] in _STATEMENT_KINDS:
+            statement = f"{_t(fact['statement'])}<br>"
+        cut = " …" if fact["truncated"] else ""
         parts.append(
-            f'<div class="excerpt" id="fact-{_t(fact["fact_id"])}"><h3>{_t(fact["fact_id"])} · '
-            f"{_t(fact['label'])}</h3>"
+            f'<tr id="fact-{_t(fact["fact_id"])}"><td>{_t(fact["fact_id"])}</td>'
+            f"<td>{_t(fact['label'])}</td>"
+            f'<td>{statement}<code class="hash">{_t(fact["excerpt"])}{cut}</code></td>'
+            f"<td>{_origin(fact['provenance'])}</td></tr>"
         )
-        if fact["statement"]:
-            parts.append(f"<p>{_t(fact['statement'])}</p>")
-        parts.append(f"<pre>{_t(fact['excerpt'])}{' …' if fact['truncated'] else ''}</pre>")
-        if fact["provenance"]:
-            parts.append(_dl(sorted(fact["provenance"].items())))
-        parts.append("</div>")
+    parts.append("</table>")
     return parts
+
+
+def _origin(provenance: Mapping[str, Any] | None) -> str:
+    if not provenance:
+        return "the case inputs"
+    shown = {k: v for k, v in sorted(provenance.items()) if k != "capture_path"}
+    return "<br>".join(f'{_t(k)} <span class="hash">{_value(v)}</span>' for k, v in shown.items())
 
 
 def _hypothesis(h: Mapping[str, Any]) -> list[str]:

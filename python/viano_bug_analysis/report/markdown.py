@@ -39,27 +39,10 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             f"| {_i(h['summary'] or '')} |"
         )
     out += ["", "## The report", "", *_block(report["report"]["text"]), ""]
-    if report["sources"]:
-        out += ["## Sources", ""]
-        for s in report["sources"]:
-            out.append(
-                f"- `{_code(s['source_ref'])}` ({_i(s['role'])}): {_i(s['attachment'])} / "
-                f"{_i(s['member'])}, sha256 `{_code(s['sha256'])}`"
-            )
-        out.append("")
-    if report["facts"]:
-        out += ["## Facts", ""]
-        for fact in report["facts"]:
-            origin = ""
-            if fact["provenance"]:
-                origin = " — " + ", ".join(
-                    f"{_i(k)} `{_code(v)}`" for k, v in sorted(fact["provenance"].items())
-                )
-            out.append(f"- **{_i(fact['fact_id'])}** {_i(fact['label'])}{origin}")
-            out += ["", *_block(fact["excerpt"], indent="  "), ""]
     out += ["## Hypotheses", ""]
     for h in report["hypotheses"]:
         out += _hypothesis(h)
+    out += _sources_and_facts(report)
     out += [
         "## Tokens and budget",
         "",
@@ -73,6 +56,35 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def _sources_and_facts(report: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    if report["sources"]:
+        out += ["## Sources", ""]
+        for s in report["sources"]:
+            out.append(
+                f"- `{_code(s['source_ref'])}` ({_i(s['role'])}): {_i(s['attachment'])} / "
+                f"{_i(s['member'])}, sha256 `{_code(s['sha256'])}`"
+            )
+        out.append("")
+    if report["facts"]:
+        out += ["## Facts", ""]
+        for fact in report["facts"]:
+            origin = "the case inputs"
+            if fact["provenance"]:
+                origin = ", ".join(
+                    f"{_i(k)} `{_code(v)}`"
+                    for k, v in sorted(fact["provenance"].items())
+                    if k != "capture_path"
+                )
+            cut = " …" if fact["truncated"] else ""
+            out.append(
+                f"- **{_i(fact['fact_id'])}** {_i(fact['label'])}: "
+                f"`{_code(fact['excerpt'])}`{cut} — {origin}"
+            )
+        out.append("")
+    return out
 
 
 def _hypothesis(h: Mapping[str, Any]) -> list[str]:
