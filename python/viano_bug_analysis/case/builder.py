@@ -59,7 +59,7 @@ from viano_bug_analysis.enrichment.extract import (
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.enrichment.profile_check import resolve_columns
-from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError, ResearchError
+from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
 
 REVISIONS_DIR = PackageLayout.REVISIONS.as_posix()
@@ -363,8 +363,8 @@ def _journaled_schema(
     """A ``database.schema`` answerer for ``resolve_columns`` that runs through the journal.
 
     Each step is recorded in ``records`` in the form of the enrichment's own
-    query records (purpose ``column_resolution``); a refusal is raised as the
-    ResearchError it was, which resolves nothing for that table.
+    query records (purpose ``column_resolution``); a refused table answers
+    with no columns, which resolves nothing for it (its refusal is journaled).
     """
 
     def schema(query: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -380,8 +380,8 @@ def _journaled_schema(
             }
         )
         if outcome.capture is None:
-            code = outcome.refused_code or "refused"
-            raise ResearchError(code, "the schema query was refused", {"table": query["table"]})
+            # A refused table has no columns to choose from: nothing resolves.
+            return {"result": {"columns": []}}
         return outcome.capture.result
 
     return schema
