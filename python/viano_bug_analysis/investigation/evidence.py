@@ -229,6 +229,9 @@ MAX_HINT_KEYS = 12
 _LINE_REF = re.compile(r"L([1-9][0-9]{0,9})(?:-L([1-9][0-9]{0,9}))?")
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 _PROVENANCE_KEYS = ("source_ref", "path", "blob", "sha256", "line", "pointer")
+# Where the findings of an answer are, in the order an example pointer prefers them
+# (before other arrays such as the echoed request's columns or filters).
+_CITED_CONTAINERS = ("result", "rows", "row", "lines", "matches", "files", "tables", "columns")
 
 
 def _tokens(reference: str) -> list[str]:
@@ -377,7 +380,8 @@ def citation_hints(payload: Any) -> str:
 
 
 def _example_pointer(payload: Any) -> str:
-    """A real pointer to a scalar: into the first non-empty array, else the first key."""
+    """A real pointer to a scalar: into the findings of the answer (rows, lines,
+    matches, ...) where there are some, else into its first non-empty container."""
     value = payload
     tokens: list[str] = []
     while isinstance(value, dict | list) and value and len(tokens) < 6:
@@ -385,10 +389,10 @@ def _example_pointer(payload: Any) -> str:
             tokens.append("0")
             value = value[0]
             continue
-        arrays = [k for k in sorted(value) if isinstance(value[k], list) and value[k]]
-        objects = [k for k in sorted(value) if isinstance(value[k], dict) and value[k]]
+        filled = [k for k in sorted(value) if isinstance(value[k], dict | list) and value[k]]
+        preferred = [k for k in _CITED_CONTAINERS if k in filled]
         texts = [k for k in ("text",) if isinstance(value.get(k), str)]
-        key = (arrays or objects or texts or sorted(value))[0]
+        key = (preferred or filled or texts or sorted(value))[0]
         tokens.append(key)
         value = value[key]
     return _pointer(tokens)
