@@ -4,8 +4,10 @@
 //!
 //! # Layout
 //! One directory holds immutable *segment* files `seg-*.vbc` (the blobs one
-//! search read from git, written together), the file `lock`, and for a
-//! moment a writer's `tmp-*` file. A blob ID is the hash of the blob's
+//! search read from git, written together), one *listing* file
+//! `tree-<commit>.vbt` per commit listed (paths, kinds, blob IDs and sizes;
+//! a commit ID names its tree as immutably as a blob ID its bytes), the
+//! file `lock`, and for a moment a writer's `tmp-*` file. A blob ID is the hash of the blob's
 //! bytes, so an entry is never stale: nothing is ever invalidated, only
 //! evicted.
 //!
@@ -45,7 +47,7 @@ use gix_hash::ObjectId;
 
 use super::cache::Content;
 use super::mapped::map_file;
-use super::tree::SkipReason;
+use super::tree::{sort_and_mark, EntryKind, SkipReason, TreeEntry};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::text::{SharedBytes, SourceText, TextFacts};
 
@@ -56,6 +58,11 @@ const ENTRY_LEN: usize = 64;
 const SEGMENT_PREFIX: &str = "seg-";
 const SEGMENT_SUFFIX: &str = ".vbc";
 const TEMP_PREFIX: &str = "tmp-";
+const LISTING_PREFIX: &str = "tree-";
+const LISTING_SUFFIX: &str = ".vbt";
+const LISTING_MAGIC: &[u8; 8] = b"VBAGITL\x01";
+const LISTING_HEADER_LEN: usize = 56;
+const LISTING_RECORD_LEN: usize = 36;
 
 const VERDICT_TEXT: u8 = 0;
 const VERDICT_BINARY: u8 = 1;
@@ -230,31 +237,92 @@ impl DiskCache {
         if items.is_empty() {
             return;
         }
-        let Ok(lock) = lock_file(&self.dir) else {
-            return;
-        };
-        if lock.try_lock().is_err() {
-            return; // another writer is at work: do not wait
-        }
-        let written = self.write_locked(&items);
-        let _ = lock.unlock();
-        if let Some(path) = written {
-            self.written.fetch_add(1, Ordering::Relaxed);
+        let layout = Layout::of(&items);
+        let name = format!("{SEGMENT_PREFIX}{}{SEGMENT_SUFFIX}", unique_suffix());
+        let written = self.write(&name, layout.file_len, |path| {
+            write_segment(path, &items, &layout)
+        });
+        if written {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(name) = path.file_name() {
-                state.seen.remove(name);
-            }
             self.scan(&mut state);
         }
     }
 
-    /// Under the writer lock: removes leftovers and bad segments, evicts
-    /// for room, writes the new segment. Returns its path.
-    fn write_locked(&self, items: &[&(ObjectId, Content)]) -> Option<PathBuf> {
-        let layout = Layout::of(items);
-        if layout.file_len > self.max_bytes {
-            return None;
+    /// The listing of `commit` stored by an earlier process, after its
+    /// checks, with the path rules applied afresh (`None`: not stored, or
+    /// the file failed a check and is deleted by the next writer).
+    pub fn load_listing(&self, commit: &ObjectId) -> Option<Vec<TreeEntry>> {
+        let path = self.dir.join(listing_name(commit));
+        let bytes = fs::read(&path).ok()?;
+        match parse_listing(&bytes, commit) {
+            Some(mut entries) => {
+                if let Ok(file) = File::options().write(true).open(&path) {
+                    let _ = file.set_modified(SystemTime::now());
+                }
+                sort_and_mark(&mut entries);
+                Some(entries)
+            }
+            None => {
+                self.rejected.fetch_add(1, Ordering::Relaxed);
+                let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+                state.bad.insert(path);
+                None
+            }
         }
+    }
+
+    /// Stores a commit's listing (best effort, as [`Self::store`]).
+    pub fn store_listing(&self, commit: &ObjectId, entries: &[TreeEntry]) {
+        let body = listing_body(entries);
+        let file_len = (LISTING_HEADER_LEN + body.len()) as u64;
+        self.write(&listing_name(commit), file_len, |path| {
+            let mut header = [0u8; LISTING_HEADER_LEN];
+            header[..8].copy_from_slice(LISTING_MAGIC);
+            header[8..12].copy_from_slice(&VERSION.to_le_bytes());
+            header[12..16].copy_from_slice(&(entries.len() as u32).to_le_bytes());
+            header[16..24].copy_from_slice(&file_len.to_le_bytes());
+            header[24..44].copy_from_slice(commit.as_bytes());
+            header[44..48].copy_from_slice(&crc32fast::hash(&body).to_le_bytes());
+            let crc = crc32fast::hash(&header[..48]);
+            header[48..52].copy_from_slice(&crc.to_le_bytes());
+            let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
+            file.write_all(&header)?;
+            file.write_all(&body)
+        });
+    }
+
+    /// Writes one new file named `name` of `file_len` bytes under the writer
+    /// lock: removes leftovers and bad files, evicts for room, writes to a
+    /// temporary name with `fill`, renames. False when nothing was written.
+    fn write(
+        &self,
+        name: &str,
+        file_len: u64,
+        fill: impl FnOnce(&Path) -> std::io::Result<()>,
+    ) -> bool {
+        if file_len > self.max_bytes {
+            return false;
+        }
+        let Ok(lock) = lock_file(&self.dir) else {
+            return false;
+        };
+        if lock.try_lock().is_err() {
+            return false; // another writer is at work: do not wait
+        }
+        let written = self.write_locked(name, file_len, fill);
+        let _ = lock.unlock();
+        if written {
+            self.written.fetch_add(1, Ordering::Relaxed);
+        }
+        written
+    }
+
+    fn write_locked(
+        &self,
+        name: &str,
+        file_len: u64,
+        fill: impl FnOnce(&Path) -> std::io::Result<()>,
+    ) -> bool {
         let bad: Vec<PathBuf> = {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.bad.drain().collect()
@@ -262,24 +330,29 @@ impl DiskCache {
         for path in bad {
             let _ = fs::remove_file(path);
         }
-        let mut segments = Vec::new();
-        for entry in fs::read_dir(&self.dir).ok()?.flatten() {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
+        let Ok(listing) = fs::read_dir(&self.dir) else {
+            return false;
+        };
+        let mut files = Vec::new();
+        for entry in listing.flatten() {
+            let file_name = entry.file_name();
+            let Some(file_name) = file_name.to_str() else {
+                continue;
+            };
             let Ok(meta) = entry.metadata() else { continue };
-            if name.starts_with(TEMP_PREFIX) {
+            if file_name.starts_with(TEMP_PREFIX) {
                 // Only a writer holding the lock has a temp file: this one
                 // is what a crashed writer left.
                 let _ = fs::remove_file(entry.path());
-            } else if is_segment_name(name) && meta.is_file() {
+            } else if (is_segment_name(file_name) || is_listing_name(file_name)) && meta.is_file() {
                 let used = meta.modified().unwrap_or(UNIX_EPOCH);
-                segments.push((used, meta.len(), entry.path()));
+                files.push((used, meta.len(), entry.path()));
             }
         }
-        segments.sort();
-        let mut total: u64 = segments.iter().map(|(_, len, _)| len).sum();
-        for (_, len, path) in &segments {
-            if total + layout.file_len <= self.max_bytes {
+        files.sort();
+        let mut total: u64 = files.iter().map(|(_, len, _)| len).sum();
+        for (_, len, path) in &files {
+            if total + file_len <= self.max_bytes {
                 break;
             }
             if fs::remove_file(path).is_ok() {
@@ -287,17 +360,13 @@ impl DiskCache {
             }
             total -= len;
         }
-        let unique = unique_suffix();
-        let temp = self.dir.join(format!("{TEMP_PREFIX}{unique}"));
-        let target = self
-            .dir
-            .join(format!("{SEGMENT_PREFIX}{unique}{SEGMENT_SUFFIX}"));
-        let done = write_segment(&temp, items, &layout).and_then(|()| fs::rename(&temp, &target));
+        let temp = self.dir.join(format!("{TEMP_PREFIX}{}", unique_suffix()));
+        let done = fill(&temp).and_then(|()| fs::rename(&temp, self.dir.join(name)));
         if done.is_err() {
             let _ = fs::remove_file(&temp);
-            return None;
+            return false;
         }
-        Some(target)
+        true
     }
 
     /// Maps the segment files not looked at yet and indexes their entries.
@@ -337,6 +406,10 @@ fn is_segment_name(name: &str) -> bool {
     name.starts_with(SEGMENT_PREFIX) && name.ends_with(SEGMENT_SUFFIX)
 }
 
+fn is_listing_name(name: &str) -> bool {
+    name.starts_with(LISTING_PREFIX) && name.ends_with(LISTING_SUFFIX)
+}
+
 fn lock_file(dir: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
@@ -354,6 +427,73 @@ fn unique_suffix() -> String {
         .map_or(0, |d| d.as_nanos() as u64);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     format!("{nanos:016x}-{:08x}-{n:04x}", std::process::id())
+}
+
+fn listing_name(commit: &ObjectId) -> String {
+    format!("{LISTING_PREFIX}{commit}{LISTING_SUFFIX}")
+}
+
+fn kind_code(kind: EntryKind) -> u8 {
+    match kind {
+        EntryKind::Blob => 0,
+        EntryKind::Executable => 1,
+        EntryKind::Symlink => 2,
+        EntryKind::Submodule => 3,
+    }
+}
+
+/// One record per entry: blob ID, kind, size, path length, then the path.
+fn listing_body(entries: &[TreeEntry]) -> Vec<u8> {
+    let paths: usize = entries.iter().map(|e| e.path.len()).sum();
+    let mut body = Vec::with_capacity(entries.len() * LISTING_RECORD_LEN + paths);
+    for e in entries {
+        body.extend_from_slice(e.oid.as_bytes());
+        body.extend_from_slice(&[kind_code(e.kind), 0, 0, 0]);
+        body.extend_from_slice(&e.size.to_le_bytes());
+        body.extend_from_slice(&(e.path.len() as u32).to_le_bytes());
+        body.extend_from_slice(&e.path);
+    }
+    body
+}
+
+fn parse_listing(all: &[u8], commit: &ObjectId) -> Option<Vec<TreeEntry>> {
+    if all.len() < LISTING_HEADER_LEN
+        || &all[..8] != LISTING_MAGIC
+        || read_u32(all, 8) != VERSION
+        || crc32fast::hash(&all[..48]) != read_u32(all, 48)
+        || read_u64(all, 16) != all.len() as u64
+        || &all[24..44] != commit.as_bytes()
+    {
+        return None;
+    }
+    let body = &all[LISTING_HEADER_LEN..];
+    if crc32fast::hash(body) != read_u32(all, 44) {
+        return None;
+    }
+    let count = read_u32(all, 12) as usize;
+    let mut entries = Vec::with_capacity(count.min(body.len() / LISTING_RECORD_LEN));
+    let mut at = 0;
+    for _ in 0..count {
+        let record = body.get(at..at + LISTING_RECORD_LEN)?;
+        let kind = match record[20] {
+            0 => EntryKind::Blob,
+            1 => EntryKind::Executable,
+            2 => EntryKind::Symlink,
+            3 => EntryKind::Submodule,
+            _ => return None,
+        };
+        let len = read_u32(record, 32) as usize;
+        let path = body.get(at + LISTING_RECORD_LEN..at + LISTING_RECORD_LEN + len)?;
+        entries.push(TreeEntry {
+            path: path.to_vec(),
+            kind,
+            oid: ObjectId::try_from(&record[..20]).ok()?,
+            size: read_u64(record, 24),
+            unusable: None,
+        });
+        at += LISTING_RECORD_LEN + len;
+    }
+    (at == body.len()).then_some(entries)
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> u32 {

@@ -167,9 +167,14 @@ fn the_least_recently_used_segment_is_evicted_to_stay_in_the_bound() {
     files(b"z.txt");
     let [only_z] = segments(&cache).try_into().unwrap();
     let z_len = std::fs::metadata(&only_z).unwrap().len();
+    let listing_len = std::fs::metadata(cache.join(format!("tree-{commit}.vbt")))
+        .unwrap()
+        .len();
     std::fs::remove_dir_all(&cache).unwrap();
-    // Room for about two one-file segments: the third evicts the oldest.
-    let bound = 2 * z_len + z_len / 2;
+    // Room for the commit's listing (used by every store, so never the
+    // least recently used) and about two one-file segments: the third
+    // segment evicts the oldest.
+    let bound = listing_len + 2 * z_len + z_len / 2;
     let make = |prefix: &[u8]| {
         let s = store(&dir, &cache, bound);
         let tree = s.tree(&commit, 100, 1, None).unwrap();
@@ -188,9 +193,10 @@ fn the_least_recently_used_segment_is_evicted_to_stay_in_the_bound() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     let third = make(b"a/");
     assert_eq!(third.disk_stats().unwrap().segments_evicted, 1);
-    let total: u64 = segments(&cache)
-        .iter()
-        .map(|p| std::fs::metadata(p).unwrap().len())
+    let total: u64 = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.metadata().unwrap().len())
         .sum();
     assert!(total <= bound, "{total} > {bound}");
     assert_eq!(make(b"z.txt").blobs_read(), 0, "z was used last: kept");
@@ -230,7 +236,10 @@ fn concurrent_stores_share_one_directory() {
     // Every file left is a complete, valid segment; no temp file remains.
     for entry in std::fs::read_dir(&cache).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        assert!(name == "lock" || name.ends_with(".vbc"), "{name}");
+        assert!(
+            name == "lock" || name.ends_with(".vbc") || name == format!("tree-{commit}.vbt"),
+            "{name}"
+        );
     }
     let last = store(&dir, &cache, 1 << 20);
     assert_eq!(search(&last, &commit), expected);
@@ -252,4 +261,53 @@ fn an_unusable_directory_is_an_error_at_open() {
     let err = GitStore::open(&dir, 0, Some(config)).err().unwrap();
     assert_eq!(err.code(), "repository_unavailable");
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_listing_is_stored_checked_and_still_needs_the_commit() {
+    let (dir, commit) = repo("disk-listing");
+    let cache = cache_dir("listing");
+    let plain = GitStore::open(&dir, 0, None).unwrap();
+    let expected = plain.tree(&commit, 100, 1, None).unwrap();
+    let first = store(&dir, &cache, 1 << 20);
+    assert_eq!(
+        first.tree(&commit, 100, 1, None).unwrap().entries(),
+        expected.entries()
+    );
+    let listing = cache.join(format!("tree-{commit}.vbt"));
+    assert!(listing.is_file());
+    let second = store(&dir, &cache, 1 << 20);
+    assert_eq!(
+        second.tree(&commit, 100, 1, None).unwrap().entries(),
+        expected.entries()
+    );
+    assert_eq!(second.disk_stats().unwrap().rejected, 0);
+    assert_eq!(
+        second.tree(&commit, 4, 1, None).unwrap_err().code(),
+        "selection_too_large"
+    );
+    // A damaged listing is not used (and is rebuilt).
+    let mut bytes = std::fs::read(&listing).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&listing, &bytes).unwrap();
+    let third = store(&dir, &cache, 1 << 20);
+    assert_eq!(
+        third.tree(&commit, 100, 1, None).unwrap().entries(),
+        expected.entries()
+    );
+    assert_eq!(third.disk_stats().unwrap().rejected, 1);
+    // A listing copied under another commit's name is refused too.
+    let other = "1".repeat(40);
+    std::fs::copy(&listing, cache.join(format!("tree-{other}.vbt"))).unwrap();
+    let err = store(&dir, &cache, 1 << 20)
+        .tree(&other, 100, 1, None)
+        .unwrap_err();
+    assert_eq!(
+        err.code(),
+        "commit_missing",
+        "the repository has no such commit"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
 }

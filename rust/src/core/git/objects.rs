@@ -42,6 +42,21 @@ pub(super) fn check_deadline(deadline: Option<Instant>) -> CoreResult<()> {
     }
 }
 
+/// Checks that `oid` names a commit of the repository (from its header:
+/// nothing is inflated), with the errors of a full commit read.
+pub(super) fn commit_header(repo: &Objects, oid: &ObjectId) -> CoreResult<()> {
+    let header = repo
+        .try_header(oid)
+        .map_err(|_| unreadable("cannot read the commit object"))?;
+    match header {
+        None => Err(CoreError::GitCommitMissing { found: "nothing" }),
+        Some(h) if h.kind != gix_object::Kind::Commit => Err(CoreError::GitCommitMissing {
+            found: kind_name(h.kind),
+        }),
+        Some(_) => Ok(()),
+    }
+}
+
 pub(super) fn header_size(repo: &Objects, oid: &ObjectId) -> CoreResult<u64> {
     let header = repo
         .try_header(oid)

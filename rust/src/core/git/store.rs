@@ -13,7 +13,9 @@ use sha2::{Digest, Sha256};
 use super::cache::{BlobCache, Content};
 use super::disk_cache::{DiskCache, DiskStats, Found};
 use super::location::objects_dir;
-use super::objects::{check_deadline, header_size, parse_oid, read_blob_into, unreadable, Objects};
+use super::objects::{
+    check_deadline, commit_header, header_size, parse_oid, read_blob_into, unreadable, Objects,
+};
 use super::tree::{list_entries, CommitTree, EntryKind, Selection, SkipReason};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::line_search::{self, CompiledQueries, Page, Query, SearchMode};
@@ -116,6 +118,20 @@ impl GitStore {
         deadline: Option<Instant>,
     ) -> CoreResult<CommitTree> {
         let commit = parse_oid(commit)?;
+        if let Some(disk) = &self.disk {
+            // The repository must still hold the commit (one index lookup);
+            // only the walk and the size lookups are saved.
+            commit_header(&self.handle(), &commit)?;
+            check_deadline(deadline)?;
+            if let Some(entries) = disk.load_listing(&commit) {
+                if entries.len() > max_entries {
+                    return Err(CoreError::GitTooManyEntries {
+                        limit: max_entries as u64,
+                    });
+                }
+                return Ok(CommitTree { entries });
+            }
+        }
         let mut entries = list_entries(&self.handle(), &commit, max_entries, deadline)?;
         // Sizes from object headers (cheap: nothing is inflated), on every core.
         let with_blobs: Vec<usize> = (0..entries.len())
@@ -126,6 +142,9 @@ impl GitStore {
         })?;
         for (i, size) in with_blobs.into_iter().zip(sizes) {
             entries[i].size = size;
+        }
+        if let Some(disk) = &self.disk {
+            disk.store_listing(&commit, &entries);
         }
         Ok(CommitTree { entries })
     }

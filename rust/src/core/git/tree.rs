@@ -252,25 +252,36 @@ pub(super) fn list_entries(
                     limit: max_entries as u64,
                 });
             }
-            let unusable = if path_problem(&path, false).is_some() {
-                Some(SkipReason::PathInvalid)
-            } else {
-                match kind {
-                    EntryKind::Symlink => Some(SkipReason::Symlink),
-                    EntryKind::Submodule => Some(SkipReason::Submodule),
-                    EntryKind::Blob | EntryKind::Executable => None,
-                }
-            };
             entries.push(TreeEntry {
                 path,
                 kind,
                 oid: entry.oid.to_owned(),
                 size: 0,
-                unusable,
+                unusable: None,
             });
         }
     }
+    sort_and_mark(&mut entries);
+    Ok(entries)
+}
+
+/// Sorts a listing by path bytes and marks every entry that is no readable
+/// file (bad path, symlink, submodule, a path listed twice). The one place
+/// these rules are applied: a listing read back from the persistent cache
+/// goes through it too, so the cache stores no verdict of these rules.
+pub(super) fn sort_and_mark(entries: &mut [TreeEntry]) {
     entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    for entry in entries.iter_mut() {
+        entry.unusable = if path_problem(&entry.path, false).is_some() {
+            Some(SkipReason::PathInvalid)
+        } else {
+            match entry.kind {
+                EntryKind::Symlink => Some(SkipReason::Symlink),
+                EntryKind::Submodule => Some(SkipReason::Submodule),
+                EntryKind::Blob | EntryKind::Executable => None,
+            }
+        };
+    }
     // A crafted tree can name one path twice: neither copy is trustworthy.
     for i in 1..entries.len() {
         if entries[i].path == entries[i - 1].path {
@@ -278,5 +289,4 @@ pub(super) fn list_entries(
             entries[i - 1].unusable = Some(SkipReason::PathInvalid);
         }
     }
-    Ok(entries)
 }
