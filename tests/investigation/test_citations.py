@@ -132,6 +132,7 @@ def test_an_answer_without_lines_refuses_a_line_reference() -> None:
         {"result": {"lines": [{"line": 7, "text": "a"}, {"line": 8, "text": "b"}]}},
         {"rows": [], "total": 0},
         {},
+        {"columns": ["ID"], "filters": [{"column": "ID"}], "rows": [{"ID": 90001}]},
     ],
 )
 def test_the_citing_hint_of_the_prompt_names_a_pointer_that_resolves(payload: Any) -> None:
@@ -139,6 +140,8 @@ def test_the_citing_hint_of_the_prompt_names_a_pointer_that_resolves(payload: An
     if "e.g. " in hint:
         pointer = hint.split("e.g. ")[1].split(";")[0]
         resolve_reference(payload, pointer)  # does not raise
+    if payload.get("rows"):
+        assert "e.g. /rows/0/ID" in hint  # the findings, not the echoed columns
     if "lines" in payload.get("result", {}):
         assert "lines L7-L8" in hint
         assert [item["line"] for _, item in resolve_lines(payload, "L7-L8")] == [7, 8]
