@@ -9,6 +9,7 @@ link tables when ``quest_template`` is absent (cata_world_noquest).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -351,3 +352,36 @@ def test_a_directly_constructed_builder_resolves_column_alternatives(
     purposes = [q["purpose"] for q in built.queries]
     assert purposes[0] == {"kind": "column_resolution", "table": "creature_text"}
     assert len(research.asked) == len(built.queries)
+
+
+def test_vba_case_build_warns_once_and_its_summary_names_the_missing_table(
+    tmp_path: Path,
+    mariadb: TestDatabase,
+    source_repo: tuple[Path, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = _config(tmp_path, mariadb, source_repo, "cata_world_noquest")
+    profile = tmp_path / "enrichment.toml"
+    profile.write_text(
+        PROFILE.read_text().replace('database = "cata_world"', 'database = "cata_world_noquest"')
+    )
+    spec = case_spec(tmp_path / "inputs", text=TEXT)
+    argv = ["case", "build", str(spec), str(tmp_path / "package")]
+    code = main([*argv, "--project-config", str(config), "--profile", str(profile)])
+    out, err = capsys.readouterr()
+    assert code == ExitCode.OK
+    warned = [line for line in err.splitlines() if line.startswith("profile check: ")]
+    assert warned.count("profile check: table quest_template: missing (table_not_found)") == 1
+    assert not [line for line in warned if "cannot follow relationship quest_next" in line]
+    coverage = [line for line in out.splitlines() if "coverage: " in line]
+    assert [line for line in coverage if "query_refused" in line] == [
+        next(line for line in coverage if "query_refused" in line)
+    ]
+    assert any(
+        line.endswith("coverage: query_refused table_not_found: quest_template (3 queries)")
+        for line in coverage
+    )
+    # Every value_not_followed line names the table and column, the relation, a count.
+    ignored = [line for line in coverage if "value_not_followed" in line]
+    shape = re.compile(r"coverage: value_not_followed: \w+\.\w+, \w+ \(\d+ values?\)$")
+    assert ignored and all(shape.search(line) for line in ignored)
