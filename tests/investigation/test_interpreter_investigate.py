@@ -17,9 +17,10 @@ from tests.investigation.package_fixtures import SCRIPT, SETTINGS, vba, write_co
 from tests.investigation.test_interpreter import GOOD, built
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
-from viano_bug_analysis.errors import InterpretationError
+from viano_bug_analysis.errors import CaseError, InterpretationError
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.controller import InvestigationController
+from viano_bug_analysis.investigation.interpreter import CaseInterpreter
 from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.steps import StepLog
 
@@ -129,3 +130,37 @@ def test_vba_interpret_prints_the_hypotheses_and_is_idempotent(tmp_path: Path) -
     assert "first query: source.find_text" in first.stdout
     assert again.returncode == 0, again.stderr
     assert "already interpreted" in again.stdout
+
+
+def test_a_rebuild_with_an_operator_hypothesis_keeps_the_interpreted_ones(tmp_path: Path) -> None:
+    root = built(tmp_path)
+    with ScriptedLlmServer([GOOD]) as server:
+        assert interpret(root, server) == "interpreted"
+    proposed = load_package(root).case["hypotheses"]
+    spec_path = tmp_path / "inputs" / "case-spec.json"
+    spec = orjson.loads(spec_path.read_bytes())
+    # The operator repeats H2 word for word and adds H3: a new revision with all three,
+    # the interpreter's kept byte for byte (origin included).
+    spec["hypotheses"] = [
+        {"id": "H2", "statement": proposed[1]["statement"]},
+        {"id": "H3", "statement": "The quest log is not saved."},
+    ]
+    spec_path.write_bytes(orjson.dumps(spec))
+    assert CaseBuilder(spec_path, root).build().revision == 3
+    hypotheses = load_package(root).case["hypotheses"]
+    assert hypotheses == [*proposed, {"id": "H3", "statement": "The quest log is not saved."}]
+    # An ID the interpreter gave another statement is refused, naming it.
+    spec["hypotheses"] = [{"id": "H1", "statement": "Something else."}]
+    spec_path.write_bytes(orjson.dumps(spec))
+    with pytest.raises(CaseError) as caught:
+        CaseBuilder(spec_path, root).build()
+    assert caught.value.code == "spec_invalid"
+    assert caught.value.details["pointer"] == "/hypotheses/0/id"
+    assert caught.value.details["hypothesis_id"] == "H1"
+    assert load_package(root).analysis_revision == 3
+    assert not (root / "revisions" / "r0004").exists()  # refused before anything was written
+
+
+def interpret(root: Path, server: ScriptedLlmServer) -> str:
+    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+    return CaseInterpreter(root, model=client, settings=SETTINGS).run().state

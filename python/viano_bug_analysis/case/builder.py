@@ -9,7 +9,8 @@ A package built here keeps every revision: ``revisions/r0001/case.json``,
 replaced (atomically) only after a revision is complete, so a reader always
 sees the last finished revision. Everything else is written once and never
 changed. Rebuilding with the same raw inputs, profile and research origin
-changes nothing; new raw inputs make a new revision. An interrupted build is
+changes nothing; new raw inputs make a new revision, which keeps the hypotheses
+the case interpreter proposed beside the spec's. An interrupted build is
 finished by running it again (see docs/case-enrichment.md for the exact
 steps and what is replayed). The builder never diagnoses and never calls an
 LLM: enrichment facts say what the project data holds, nothing more.
@@ -114,6 +115,7 @@ class CaseBuilder:
         self._hook = after_step or (lambda _point: None)
         self._layout = PackageLayout(self._root)
         self._files = self._layout.files
+        self._hypotheses: list[dict[str, Any]] = self._spec["hypotheses"]
 
     def build(self) -> BuildResult:
         create_package_root(self._root)
@@ -124,6 +126,10 @@ class CaseBuilder:
 
     def _build(self) -> BuildResult:
         finished = _finished_revision(self._root)
+        # Checked before anything is written: a refused spec leaves no trace.
+        if finished:
+            previous = load_package(self._root).case["hypotheses"]
+            self._hypotheses = _revision_hypotheses(previous, self._spec["hypotheses"])
         self._progress("staging attachments")
         attachments = self._stage_attachments(finished + 1)
         inputs = self._inputs_record(attachments)
@@ -261,7 +267,9 @@ class CaseBuilder:
             return None
 
     def _case_document(self, revision: int, attachments: list[dict[str, Any]]) -> dict[str, Any]:
-        return case_document(self._spec, revision, _placed(attachments))
+        case = case_document(self._spec, revision, _placed(attachments))
+        case["hypotheses"] = self._hypotheses
+        return case
 
     def _enrich(
         self, revision: int, case: dict[str, Any], rev_dir: Path
@@ -385,6 +393,43 @@ def _journaled_schema(
         return outcome.capture.result
 
     return schema
+
+
+def _revision_hypotheses(
+    previous: list[dict[str, Any]], spec: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The hypotheses of a new revision: the spec's (the operator's) and every one the
+    case interpreter proposed earlier, which no spec holds, kept byte for byte.
+
+    Order: the previous revision's, then the spec's new ones. An operator hypothesis
+    left out of the spec is left out; a spec hypothesis that repeats an interpreter's
+    (same ID and statement) keeps the interpreter's origin; one that reuses its ID
+    for another statement is refused, as the outcome stored for that ID answers the
+    interpreter's statement.
+    """
+    own = {h["id"]: (index, h) for index, h in enumerate(spec)}
+    merged: list[dict[str, Any]] = []
+    for hypothesis in previous:
+        origin = hypothesis.get("origin")
+        # "case_interpreter": investigation/interpreter.py writes it; case/ cannot import it.
+        if isinstance(origin, dict) and origin.get("by") == "case_interpreter":
+            index, taken = own.pop(hypothesis["id"], (None, None))
+            if taken is not None and taken["statement"] != hypothesis["statement"]:
+                raise CaseError(
+                    "spec_invalid",
+                    "case spec is invalid: this hypothesis ID was given to another statement "
+                    "by the case interpreter; choose another ID "
+                    f"(at /hypotheses/{index}/id)",
+                    {
+                        "reason": "hypothesis id taken by the case interpreter",
+                        "pointer": f"/hypotheses/{index}/id",
+                        "hypothesis_id": hypothesis["id"],
+                    },
+                )
+            merged.append(hypothesis)
+        elif hypothesis["id"] in own:
+            merged.append(own.pop(hypothesis["id"])[1])
+    return merged + [h for h in spec if h["id"] in own]
 
 
 def _placed(attachments: list[dict[str, Any]]) -> list[PlacedAttachment]:
