@@ -134,15 +134,15 @@ impl LineIndex {
 impl SourceText {
     /// Validates and takes ownership of a member's raw bytes.
     pub fn decode(raw: Vec<u8>) -> CoreResult<Self> {
-        let had_bom = check_raw(&raw)?;
+        let checked = check_raw(&raw)?;
         let mut text = raw;
-        if had_bom {
+        if checked.had_bom {
             text.drain(..BOM.len());
         }
-        if memchr(b'\r', &text).is_some() {
+        if checked.has_cr {
             text = normalize_line_ends(&text);
         }
-        Ok(Self::from_checked(text, had_bom))
+        Ok(Self::from_checked(text, &checked))
     }
 
     /// Validates `raw` and copies it into a buffer of its own: the same text
@@ -150,19 +150,19 @@ impl SourceText {
     /// every blob (the copy is made once, with the BOM and `\r` already
     /// handled, and no zero-filled buffer per blob).
     pub fn decode_slice(raw: &[u8]) -> CoreResult<Self> {
-        let had_bom = check_raw(raw)?;
-        let body = &raw[if had_bom { BOM.len() } else { 0 }..];
-        let text = if memchr(b'\r', body).is_some() {
+        let checked = check_raw(raw)?;
+        let body = &raw[if checked.had_bom { BOM.len() } else { 0 }..];
+        let text = if checked.has_cr {
             normalize_line_ends(body)
         } else {
             body.to_vec()
         };
-        Ok(Self::from_checked(text, had_bom))
+        Ok(Self::from_checked(text, &checked))
     }
 
-    /// A checked text with BOM removed and line ends normalized.
-    fn from_checked(text: Vec<u8>, had_bom: bool) -> Self {
-        let is_ascii = text.is_ascii();
+    /// A checked text with BOM removed and line ends normalized (which
+    /// changes no byte's ASCII-ness).
+    fn from_checked(text: Vec<u8>, checked: &Checked) -> Self {
         // The line index counts every newline once; the line count is its
         // last entry (one pass instead of a count now and an index later).
         let index = LineIndex::build(&text);
@@ -170,8 +170,8 @@ impl SourceText {
         let line_count = newlines + usize::from(!text.is_empty() && text.last() != Some(&b'\n'));
         SourceText {
             text: Storage::Owned(text),
-            had_bom,
-            is_ascii,
+            had_bom: checked.had_bom,
+            is_ascii: checked.is_ascii,
             line_count,
             index: OnceLock::from(index),
         }
@@ -318,9 +318,15 @@ impl SourceText {
     }
 }
 
-/// Checks a raw member (size, NUL, UTF-8 after an optional BOM); returns
-/// whether it starts with the BOM.
-fn check_raw(raw: &[u8]) -> CoreResult<bool> {
+/// What checking a raw member found out, besides that it is text.
+struct Checked {
+    had_bom: bool,
+    is_ascii: bool,
+    has_cr: bool,
+}
+
+/// Checks a raw member (size, NUL, UTF-8 after an optional BOM).
+fn check_raw(raw: &[u8]) -> CoreResult<Checked> {
     if u32::try_from(raw.len()).is_err() {
         // Line indexes are u32; the default per-file limit is 8 MiB.
         return Err(CoreError::InvalidArgument {
@@ -329,26 +335,42 @@ fn check_raw(raw: &[u8]) -> CoreResult<bool> {
     }
     let had_bom = raw.starts_with(BOM);
     let body_start = if had_bom { BOM.len() } else { 0 };
-    check_text(&raw[body_start..], body_start)?;
-    Ok(had_bom)
+    let (is_ascii, has_cr) = check_text(&raw[body_start..], body_start)?;
+    Ok(Checked {
+        had_bom,
+        is_ascii,
+        has_cr,
+    })
 }
 
-/// First NUL or invalid UTF-8 byte, whichever comes first.
-fn check_text(body: &[u8], offset_base: usize) -> CoreResult<()> {
-    let nul = memchr(0, body);
-    let invalid = match simdutf8::basic::from_utf8(body) {
-        Ok(_) => None,
-        Err(_) => Some(match simdutf8::compat::from_utf8(body) {
-            Ok(_) => body.len(),
-            Err(err) => err.valid_up_to(),
-        }),
+/// First NUL or invalid UTF-8 byte, whichever comes first; for a valid
+/// body, whether it is ASCII and whether it holds a `\r`. Few passes: one
+/// `memchr2` finds the first NUL or `\r` (a second looks for a NUL only
+/// after a `\r`), and an ASCII body needs no UTF-8 validation.
+fn check_text(body: &[u8], offset_base: usize) -> CoreResult<(bool, bool)> {
+    let (nul, has_cr) = match memchr::memchr2(0, b'\r', body) {
+        None => (None, false),
+        Some(p) if body[p] == 0 => (Some(p), false),
+        Some(p) => (memchr(0, &body[p..]).map(|q| p + q), true),
+    };
+    let is_ascii = body.is_ascii();
+    let invalid = if is_ascii {
+        None
+    } else {
+        match simdutf8::basic::from_utf8(body) {
+            Ok(_) => None,
+            Err(_) => Some(match simdutf8::compat::from_utf8(body) {
+                Ok(_) => body.len(),
+                Err(err) => err.valid_up_to(),
+            }),
+        }
     };
     let at = |pos: usize| (pos + offset_base) as u64;
     match (nul, invalid) {
         (Some(n), Some(i)) if i < n => Err(CoreError::InvalidUtf8 { offset: at(i) }),
         (Some(n), _) => Err(CoreError::NulByte { offset: at(n) }),
         (None, Some(i)) => Err(CoreError::InvalidUtf8 { offset: at(i) }),
-        (None, None) => Ok(()),
+        (None, None) => Ok((is_ascii, has_cr)),
     }
 }
 
