@@ -15,7 +15,9 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.project_research.conftest import mariadb  # noqa: F401  (re-exported fixture)
+# Re-exported fixtures: the test MariaDB, and the enriched-case setup of the builder tests.
+from tests.case.builder.conftest import counting, research_setup, source_repo
+from tests.project_research.conftest import mariadb
 from tests.tools.package_factory import BuiltPackage, build_package
 
 SOURCE = (
@@ -81,10 +83,14 @@ def lookup(package: BuiltPackage, entry: int) -> dict[str, object]:
 
 
 __all__: Sequence[str] = [
+    "counting",
     "find_text",
     "lookup",
+    "mariadb",
     "mcp_session",
     "package",
+    "research_setup",
     "server_command",
     "source_batch",
+    "source_repo",
 ]
