@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,6 @@ class Outcome:
     text: str
     is_error: bool = False
     recorded: Recorded | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def error_content(error: VbaError) -> dict[str, Any]:
