@@ -129,3 +129,56 @@ def test_feedback_never_repeats_a_value_of_the_answer() -> None:
     lines = rejection_feedback(document, full_violations(document, CONTRACT), CONTRACT)
     assert lines and not any(secret in line for line in lines)
     assert "must be boolean, not string" in lines[0]
+
+
+OPERATORS = "allowed operators: eq, ne, lt, le, gt, ge, contains, in"
+
+
+@pytest.mark.parametrize(
+    ("filters", "pointer"),
+    [
+        ([["LogTitle", "like", "%Wolpertinger%"]], "/next/arguments/filters/0/1"),
+        (["LogTitle", "like", "%Wolpertinger%"], "/next/arguments/filters/1"),
+        (
+            [
+                {"column": "id", "operator": "gt", "value": 1},
+                {"column": "LogTitle", "operator": "like", "value": "%Wolpertinger%"},
+            ],
+            "/next/arguments/filters/1/operator",
+        ),
+    ],
+    ids=["triple", "flat", "object"],
+)
+def test_a_like_filter_is_told_the_operator_s_pointer_and_the_allowed_operators(
+    filters: list[Any], pointer: str
+) -> None:
+    result = recover(response(filters))
+    assert result.status == "rejected"
+    # The first line names the operator's place, the property, the alternatives and
+    # the rule; the schema line about the filter's shape follows.
+    assert result.feedback[0] == (
+        f"{pointer}: not a filter operator (property operator); {OPERATORS}; write each "
+        'filter as {"column": ..., "operator": ..., "value": ...} [rule operator_unknown].'
+    )
+    assert not any("%Wolpertinger%" in line for line in result.feedback)
+
+
+def test_a_snapshot_lookup_with_operator_filters_is_told_its_filters_are_exact_values() -> None:
+    lookup = {
+        "kind": "tool",
+        "operation": "database.lookup",
+        "arguments": {
+            "source_ref": "db-001",
+            "filters": [["LogTitle", "like", "%Wolpertinger%"]],
+            "offset": 0,
+            "limit": 5,
+        },
+    }
+    result = recover(response(next=lookup))
+    assert result.status == "rejected"
+    assert result.feedback[0].startswith(
+        "/next/arguments/filters: database.lookup has no filter operators: its filters are "
+        'one object of exact column values, e.g. {"ID": 90001}; for rows holding a value in '
+        "some columns use database.find_references"
+    )
+    assert OPERATORS not in " ".join(result.feedback)  # no operators to offer here

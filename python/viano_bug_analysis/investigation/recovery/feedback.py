@@ -31,6 +31,9 @@ from viano_bug_analysis.investigation.recovery.repair import (
     next_alternative,
 )
 from viano_bug_analysis.schema_errors import Violation, describe_first
+from viano_bug_analysis.vocabulary import FILTER_OPERATORS, OPERATOR_HINT
+
+FILTER_RANGE: Final = "/next/arguments/filters"
 
 MAX_LINES: Final = 6
 """At most this many feedback lines per rejected answer."""
@@ -73,6 +76,9 @@ def rejection_feedback(
         if EVIDENCE_NOT_VISIBLE in violations:
             lines.append(_not_visible(candidate, contract))
         if UNKNOWN_ACTION in violations or CONTRACT_VIOLATION in violations:
+            # A filter the model wrote with an operator of its own (`like`) is told
+            # the allowed ones first: the schema line alone names only its shape.
+            lines += _filter_operator(candidate.get("next"))
             lines += [describe(found) for found in schema_violations(candidate)]
         if CITATION_UNRESOLVED in violations:
             lines += [
@@ -110,6 +116,45 @@ def schema_violations(response: Mapping[str, Any]) -> list[Violation]:
         return [*found, _unknown_action(step)]
     inner = describe_first(validator.evolve(schema={"$ref": reference}), step, ["next"])
     return found if inner is None else [*found, inner]
+
+
+def _filter_operator(step: Any) -> list[str]:
+    """A line for the first filter whose operator is no filter operator, in any form
+    the normalizer knows (object, triple, flat list); for a snapshot lookup, whose
+    filters are exact values, what to write instead. Names no value of the answer."""
+    arguments = step.get("arguments") if isinstance(step, dict) else None
+    filters = arguments.get("filters") if isinstance(arguments, dict) else None
+    if not isinstance(filters, list):
+        return []
+    if step.get("operation") == "database.lookup":
+        return [
+            f"{FILTER_RANGE}: database.lookup has no filter operators: its filters are one "
+            'object of exact column values, e.g. {"ID": 90001}; for rows holding a value in '
+            "some columns use database.find_references, for a text source.find_text "
+            "[rule type]."
+        ]
+    for pointer, operator in _operators(filters):
+        if not (isinstance(operator, str) and operator in FILTER_OPERATORS):
+            return [
+                f"{pointer}: not a filter operator (property operator); {OPERATOR_HINT}; "
+                'write each filter as {"column": ..., "operator": ..., "value": ...} '
+                "[rule operator_unknown]."
+            ]
+    return []
+
+
+def _operators(filters: list[Any]) -> list[tuple[str, Any]]:
+    """(pointer, operator) of each filter: objects, [column, operator, value] triples,
+    or one flat list of triples."""
+    if filters and not isinstance(filters[0], dict | list):
+        return [(f"{FILTER_RANGE}/{i}", filters[i]) for i in range(1, len(filters), 3)]
+    found: list[tuple[str, Any]] = []
+    for index, item in enumerate(filters):
+        if isinstance(item, dict) and "operator" in item:
+            found.append((f"{FILTER_RANGE}/{index}/operator", item["operator"]))
+        elif isinstance(item, list) and len(item) == 3:
+            found.append((f"{FILTER_RANGE}/{index}/1", item[1]))
+    return found
 
 
 def _unknown_action(step: Any) -> Violation:
