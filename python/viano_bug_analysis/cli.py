@@ -324,6 +324,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--project-config", help="ProjectResearch TOML; without it: no enrichment")
     _add_profile(build)
     build.add_argument("--json", action="store_true", help="print the facts as JSON")
+    build.add_argument(
+        "--all-facts", action="store_true", help="summary: one line per fact, not grouped"
+    )
     build.set_defaults(run=_cmd_case_build)
     verify = case_commands.add_parser(
         "verify", help="check a package's manifest, case and hashes (read-only)", **shared
