@@ -185,10 +185,10 @@ def test_a_value_meaning_no_reference_is_counted_under_its_table_and_column(
     assert [(f["table"], f["column"], f["relation"], f["count"]) for f in ignored] == [
         ("creature_queststarter", "id", "quest_starter", 1)
     ]
-    lines = [line for line in summarize(facts) if "value_not_followed" in line]
+    lines = [line for line in summarize(facts) if "no reference" in line]
     assert lines == [
-        f"[{ignored[0]['fact_id']}] coverage: value_not_followed: creature_queststarter.id, "
-        "quest_starter (1 value)"
+        f"[{ignored[0]['fact_id']}] no reference: in creature_queststarter, id (1 row) is "
+        "a no-reference value (ignore_values), nothing to follow"
     ]
 
 

@@ -15,6 +15,7 @@ import orjson
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.enrichment import research_origin, summarize
 from viano_bug_analysis.enrichment.profile_check import check_profile, lines, warnings
+from viano_bug_analysis.enrichment.summary import counts, summarize_all
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
@@ -87,9 +88,15 @@ def run_build(args: argparse.Namespace) -> int:
     state = "built" if built.new_revision else "unchanged (same inputs)"
     print(f"package {built.package.package_id}: revision {built.revision} {state}")
     print(f"path: {built.package.path}")
-    if built.new_revision and args.project_config:
-        print(f"enrichment: {len(built.queries)} queries ({built.asked} asked by this run)")
-    for fact_line in summarize(built.facts):
+    if built.queries or built.facts:
+        print(counts(built.facts, len(built.queries), built.asked))
+    if getattr(args, "all_facts", False):
+        fact_lines = summarize_all(built.facts)
+    else:
+        # How the no-reference line words the values: the profile's ignore_values.
+        ignored = {r.relation: r.ignore_values for r in profile.relationships} if profile else {}
+        fact_lines = summarize(built.facts, ignored)
+    for fact_line in fact_lines:
         print("  " + fact_line)
     return ExitCode.OK
 

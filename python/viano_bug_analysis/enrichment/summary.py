@@ -1,14 +1,357 @@
-"""A readable, terminal-sized summary of enrichment facts (for ``vba case build``)."""
+"""Readable, terminal-sized summaries of enrichment facts (for ``vba case build``).
+
+``summarize`` is the compact default: one line per finding, each starting
+with the labels of every fact it stands for, so any ``P`` label can be
+looked up in it. A relationship is folded into the line of the rows (or
+source lines) it reached; the empty lookups of one entity share one line;
+"no reference" values are one line per table. ``summarize_all`` is one
+line per fact (``vba case build --all-facts``). Both are pure functions of
+the facts.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 MAX_TEXT = 100
 
+Facts = Mapping[str, Mapping[str, Any]]
 
-def summarize(facts: Iterable[Mapping[str, Any]]) -> list[str]:
+
+def counts(facts: Sequence[Mapping[str, Any]], queries: int, asked: int) -> str:
+    """The head line: queries, facts, rows found, empty lookups, refused targets."""
+    rows = [f for f in facts if f["kind"] == "project_rows"]
+    found = sum(len(f["rows"]) for f in rows)
+    empty = sum(1 for f in facts if f["kind"] == "project_empty_result")
+    refused = [f for f in facts if f.get("reason") == "query_refused"]
+    targets = ", ".join(_refused_target(f) for f in refused)
+    return (
+        f"enrichment: {_n(queries, 'query', 'queries')} ({asked} asked by this run), "
+        f"{_n(len(facts), 'fact')}: {_n(found, 'row')} found by {_n(len(rows), 'lookup')}, "
+        f"{empty} found nothing, {_n(len(refused), 'refused target')}"
+        + (f" ({targets})" if targets else "")
+    )
+
+
+def summarize(
+    facts: Iterable[Mapping[str, Any]],
+    ignore_values: Mapping[str, Sequence[Any]] | None = None,
+) -> list[str]:
+    """The compact summary; ``ignore_values`` (relation -> values) words the no-reference line."""
+    return _Compact(list(facts), ignore_values or {}).lines()
+
+
+@dataclass
+class _Item:
+    labels: set[str]
+    text: str
+
+
+@dataclass
+class _EmptyGroup:
+    """The empty lookups of one entity: which tables answered nothing, how it was reached."""
+
+    entity: str
+    labels: set[str] = field(default_factory=set)
+    tables: list[tuple[str, str | None]] = field(default_factory=list)
+    reached: list[str] = field(default_factory=list)
+
+
+class _Compact:
+    def __init__(self, facts: list[Mapping[str, Any]], ignore: Mapping[str, Sequence[Any]]):
+        self.facts = facts
+        self.by_id: dict[str, Mapping[str, Any]] = {f["fact_id"]: f for f in facts}
+        self.ignore = ignore
+        # Which relationships reached which fact; which reached a refused query.
+        self.reached_by: dict[str, list[Mapping[str, Any]]] = {}
+        self.refusal_of: dict[str, Mapping[str, Any]] = {}
+        # Entity facts and texts belong to the rows fact of their capture.
+        self.entities_of: dict[str, list[Mapping[str, Any]]] = {}
+        self.entity_of_rows: dict[str, str] = {}
+        relations: dict[tuple[str, str], set[str]] = {}
+        rows_of_capture: dict[str, str] = {}
+        for fact in facts:
+            kind = fact["kind"]
+            if kind == "project_relationship":
+                target = fact["to"].get("fact")
+                if target is not None:
+                    self.reached_by.setdefault(target, []).append(fact)
+                where = fact["to"].get("table") or f"symbol {fact['to'].get('symbol')}"
+                relations.setdefault((_origin_key(fact["from"]), where), set()).add(
+                    fact["relation"]
+                )
+            elif kind == "project_rows":
+                rows_of_capture[fact["provenance"]["capture_sha256"]] = fact["fact_id"]
+            elif kind == "project_entity":
+                rows_id = rows_of_capture.get(fact["provenance"]["capture_sha256"])
+                if rows_id is not None:
+                    self.entities_of.setdefault(rows_id, []).append(fact)
+                    self.entity_of_rows.setdefault(rows_id, _entity(fact))
+            elif fact.get("reason") == "query_refused":
+                for sha in fact.get("query_sha256s", []):
+                    self.refusal_of[sha] = fact
+        # A table reached from one origin by more than one relation is named with them.
+        self.ambiguous = {key for key, names in relations.items() if len(names) > 1}
+
+    def lines(self) -> list[str]:
+        items: list[_Item] = []
+        groups: dict[str, _EmptyGroup] = {}
+        mentions: dict[str, _Item] = {}
+        not_followed: dict[str, tuple[_Item, list[Mapping[str, Any]]]] = {}
+        consumed: set[str] = set()
+        for fact in self.facts:
+            fact_id, kind = fact["fact_id"], fact["kind"]
+            if kind == "case_mention":
+                place = _place(fact["where"])
+                item = mentions.get(place)
+                if item is None:
+                    item = mentions[place] = _Item(set(), f"mentioned in {place}:")
+                    items.append(item)
+                item.labels.add(fact_id)
+                item.text += f"{',' if len(item.labels) > 1 else ''} {_entity(fact)}"
+            elif kind == "project_rows":
+                items.append(self._rows(fact, consumed))
+            elif kind == "project_empty_result":
+                self._empty(fact, consumed, items, groups)
+            elif kind == "project_source_hits":
+                items.append(self._hits(fact, consumed))
+            elif kind == "project_relationship":
+                if fact_id not in consumed and "fact" not in fact["to"]:
+                    items.append(self._refused_link(fact))
+            elif kind == "project_entity":
+                if fact_id not in consumed and not self._entity_shown(fact):
+                    items.append(_Item({fact_id}, _line(fact, self.by_id) or ""))
+            elif kind == "project_context_coverage" and fact["reason"] == "value_not_followed":
+                table = str(fact["table"])
+                if table not in not_followed:
+                    not_followed[table] = (_Item(set(), ""), [])
+                    items.append(not_followed[table][0])  # worded below, once complete
+                not_followed[table][1].append(fact)
+            else:
+                line = _line(fact, self.by_id)
+                if kind == "project_description":
+                    entity = self.entity_of_rows.get(str(fact.get("row_fact")))
+                    line = f"{entity} {line}" if entity and line else line
+                if line:
+                    items.append(_Item({fact_id}, line))
+        for table, (item, ignored) in not_followed.items():
+            self._fill_not_followed(item, table, ignored)
+        for group in groups.values():
+            items.append(_Item(group.labels, _group_text(group)))
+        items.sort(key=lambda item: min(_number(label) for label in item.labels))
+        return [f"[{_labels(item.labels)}] {item.text}" for item in items]
+
+    # -- lines ------------------------------------------------------------------------
+
+    def _rows(self, fact: Mapping[str, Any], consumed: set[str]) -> _Item:
+        fact_id = fact["fact_id"]
+        rels = self.reached_by.get(fact_id, [])
+        entities = self.entities_of.get(fact_id, [])
+        labels = {fact_id, *(r["fact_id"] for r in rels), *(e["fact_id"] for e in entities)}
+        consumed.update(labels)
+        table = fact["table"]
+        found = _n(len(fact["rows"]), "row")
+        if not fact["complete_filtered_rows"]:
+            found += ", the first page"
+        if entities:
+            names = ", ".join(_named(e) for e in entities)
+            reached = _unique(_origin(r["from"]) for r in rels if "table" in r["from"])
+            text = f"{names} ({table}: {found})"
+            return _Item(labels, text + (f", reached from {'; '.join(reached)}" if reached else ""))
+        if rels:
+            origins = "; ".join(_unique(_origin(r["from"]) for r in rels))
+            return _Item(labels, f"{origins} -> {table}{self._qualifier(rels, table)}: {found}")
+        purpose = fact.get("purpose", {})
+        if purpose.get("kind") == "name_lookup":
+            return _Item(labels, f'{table} by name "{purpose.get("name")}": {found}')
+        return _Item(labels, f"{table} where {_filters(fact['filters'])}: {found}")
+
+    def _empty(
+        self,
+        fact: Mapping[str, Any],
+        consumed: set[str],
+        items: list[_Item],
+        groups: dict[str, _EmptyGroup],
+    ) -> None:
+        fact_id = fact["fact_id"]
+        rels = self.reached_by.get(fact_id, [])
+        labels = {fact_id, *(r["fact_id"] for r in rels)}
+        consumed.update(labels)
+        where = fact.get("table") or f"symbol {fact.get('symbol')}"
+        entity = self._empty_entity(fact, rels)
+        if entity is None:
+            symbol = "table" not in fact
+            origins = "; ".join(_unique(_origin(r["from"], target=not symbol) for r in rels))
+            if not symbol:
+                origin = origins or f"{fact['table']} where {_filters(fact['filters'])}"
+                text = f"{origin} -> {where}{self._qualifier(rels, where)}: none in this table"
+            else:
+                text = f"{where}{f' ({origins})' if origins else ''}: no source line names it"
+            items.append(_Item(labels, text))
+            return
+        group = groups.setdefault(entity, _EmptyGroup(entity))
+        group.labels.update(labels)
+        named = _unique(
+            r["relation"] for r in rels if (_origin_key(r["from"]), where) in self.ambiguous
+        )
+        entry = (where, ", ".join(named) or None)
+        if entry not in group.tables:
+            group.tables.append(entry)
+        for rel in rels:
+            if "table" in rel["from"]:
+                origin = _origin(rel["from"])
+                if origin not in group.reached:
+                    group.reached.append(origin)
+
+    def _hits(self, fact: Mapping[str, Any], consumed: set[str]) -> _Item:
+        rels = self.reached_by.get(fact["fact_id"], [])
+        labels = {fact["fact_id"], *(r["fact_id"] for r in rels)}
+        consumed.update(labels)
+        origins = "; ".join(_unique(_origin(r["from"], target=False) for r in rels))
+        first = fact["matches"][0]
+        return _Item(
+            labels,
+            f"symbol {fact['symbol']}{f' ({origins})' if origins else ''}: "
+            f"{_n(fact['total'], 'line')} at the pinned commit, "
+            f"first {first['path']}:{first['line']}",
+        )
+
+    def _refused_link(self, fact: Mapping[str, Any]) -> _Item:
+        to = fact["to"]
+        where = to.get("table") or f"symbol {to.get('symbol')}"
+        refusal = self.refusal_of.get(str(to.get("query_sha256")))
+        why = f" ({refusal['code']}, see {refusal['fact_id']})" if refusal else ""
+        target = f"{to['entity_type']} {to['value']}: " if "entity_type" in to else ""
+        return _Item({fact["fact_id"]}, f"{_origin(fact['from'])} -> {target}{where} not read{why}")
+
+    def _fill_not_followed(self, item: _Item, table: str, facts: list[Mapping[str, Any]]) -> None:
+        """One line per table: the columns whose value meant "no reference", in how many rows."""
+        item.labels.update(f["fact_id"] for f in facts)
+        per_column: dict[tuple[str, int], None] = {}
+        values: list[Any] = []
+        for fact in facts:
+            per_column.setdefault((str(fact["column"]), int(fact["count"])), None)
+            for value in self.ignore.get(str(fact.get("relation")), ()):
+                if value not in values:
+                    values.append(value)
+        columns = ", ".join(f"{column} ({_n(count, 'row')})" for column, count in per_column)
+        meaning = "/".join(_ignored(v) for v in values) if values else "a no-reference value"
+        verb = "is" if len(per_column) == 1 else "are"
+        item.text = (
+            f"no reference: in {table}, {columns} {verb} {meaning} (ignore_values), "
+            "nothing to follow"
+        )
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _entity_shown(self, fact: Mapping[str, Any]) -> bool:
+        return any(fact in entities for entities in self.entities_of.values())
+
+    def _qualifier(self, rels: Sequence[Mapping[str, Any]], where: str) -> str:
+        names = _unique(
+            r["relation"] for r in rels if (_origin_key(r["from"]), where) in self.ambiguous
+        )
+        return f" ({', '.join(names)})" if names else ""
+
+    @staticmethod
+    def _empty_entity(fact: Mapping[str, Any], rels: Sequence[Mapping[str, Any]]) -> str | None:
+        """The entity whose lookups an empty result belongs to, if any."""
+        for rel in rels:
+            if "entity_type" in rel["from"]:
+                return _entity(rel["from"])
+        purpose = fact.get("purpose", {})
+        if purpose.get("kind") == "entity_lookup":
+            return f"{purpose['entity_type']} {purpose['entity_id']}"
+        for rel in rels:
+            if "entity_type" in rel["to"]:
+                return f"{rel['to']['entity_type']} {rel['to']['value']}"
+        return None
+
+
+def _group_text(group: _EmptyGroup) -> str:
+    tables: dict[str, list[str]] = {}
+    for table, relation in group.tables:
+        tables.setdefault(table, [])
+        if relation is not None:
+            tables[table].append(relation)
+    named = ", ".join(
+        f"{table} ({', '.join(relations)})" if relations else table
+        for table, relations in tables.items()
+    )
+    reached = f" (reached from {'; '.join(group.reached)})" if group.reached else ""
+    return f"{group.entity}{reached}: nothing in {named}"
+
+
+def _origin_key(origin: Mapping[str, Any]) -> str:
+    if "table" in origin:
+        return f"{origin['table']} {origin['id_column']}={origin['id']} {origin['column']}"
+    return _entity(origin)
+
+
+def _origin(origin: Mapping[str, Any], target: bool = True) -> str:
+    """``quest 90001``, or the row and column a value came from (with the value)."""
+    if "table" not in origin:
+        return _entity(origin)
+    text = f"{origin['table']} {origin['id_column']}={origin['id']}"
+    if origin["column"] != origin["id_column"]:
+        text += f" {origin['column']}" + (f"={origin['value']}" if target else "")
+    return text
+
+
+def _entity(fact: Mapping[str, Any]) -> str:
+    return f"{fact['entity_type']} {fact['entity_id']}"
+
+
+def _named(fact: Mapping[str, Any]) -> str:
+    return f'{_entity(fact)} "{fact["name"]}"' if "name" in fact else _entity(fact)
+
+
+def _place(where: Mapping[str, Any]) -> str:
+    return str(where.get("pointer") or f"{where['source_ref']} line {where['line']}")
+
+
+def _refused_target(fact: Mapping[str, Any]) -> str:
+    return str(fact.get("table") or fact.get("source") or "?")
+
+
+def _ignored(value: Any) -> str:
+    if value is None or value == "null":
+        return "NULL"
+    if value == "":
+        return "empty"
+    return str(value)
+
+
+def _unique(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def _number(label: str) -> int:
+    return int(label[1:]) if label[1:].isdigit() else 0
+
+
+def _labels(labels: Iterable[str]) -> str:
+    """``P56-P63,P70``: runs of consecutive labels joined."""
+    numbers = sorted({_number(label) for label in labels})
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return ",".join(f"P{run[0]}" if len(run) == 1 else f"P{run[0]}-P{run[-1]}" for run in runs)
+
+
+# -- one line per fact (--all-facts) -------------------------------------------------------
+
+
+def summarize_all(facts: Iterable[Mapping[str, Any]]) -> list[str]:
     by_id = {fact["fact_id"]: fact for fact in facts}
     lines: list[str] = []
     for fact in by_id.values():
@@ -18,15 +361,13 @@ def summarize(facts: Iterable[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _line(fact: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> str | None:
+def _line(fact: Mapping[str, Any], by_id: Facts) -> str | None:
     kind = fact["kind"]
     if kind == "case_mention":
-        where = fact["where"]
-        place = where.get("pointer") or f"{where['source_ref']} line {where['line']}"
-        return f"mentioned: {fact['entity_type']} {fact['entity_id']} ({place})"
+        return f"mentioned: {_entity(fact)} ({_place(fact['where'])})"
     if kind == "project_entity":
         name = f'"{fact["name"]}"' if "name" in fact else "(no name in the table)"
-        return f"{fact['entity_type']} {fact['entity_id']}: {name}"
+        return f"{_entity(fact)}: {name}"
     if kind == "project_name_match":
         return (
             f"name match ({fact['match']}, a candidate): {fact['entity_type']} "
@@ -43,13 +384,7 @@ def _line(fact: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> st
         target_fact = by_id.get(target.get("fact", ""))
         if target_fact is not None and target_fact["kind"] == "project_empty_result":
             named = " (none in this table)" if "table" in target else " (no source line)"
-        if "table" in source:
-            origin = f"{source['table']} {source['id_column']}={source['id']}"
-            if source["column"] != source["id_column"]:
-                origin += f" {source['column']}={source['value']}"
-        else:
-            origin = f"{source['entity_type']} {source['entity_id']}"
-        return f"{fact['relation']}: {origin} -> {where}{named}"
+        return f"{fact['relation']}: {_origin(source)} -> {where}{named}"
     if kind == "project_source_hits":
         first = fact["matches"][0]
         return (
@@ -58,15 +393,18 @@ def _line(fact: Mapping[str, Any], by_id: Mapping[str, Mapping[str, Any]]) -> st
         )
     if kind == "project_source_constant":
         match = fact["match"]
-        return (
-            f"constant {fact['constant']} = {fact['entity_type']} {fact['entity_id']} "
-            f"at {match['path']}:{match['line']}"
-        )
+        return f"constant {fact['constant']} = {_entity(fact)} at {match['path']}:{match['line']}"
     if kind == "project_empty_result":
         if "table" in fact:
             return f"none in this table: {fact['table']} where {_filters(fact['filters'])}"
         return f"no source line names symbol {fact['symbol']}"
     if kind == "project_context_coverage":
+        if fact["reason"] == "value_not_followed":
+            return (
+                f"no reference: {fact['table']}.{fact['column']} held a no-reference value "
+                f"(ignore_values) in {_n(int(fact['count']), 'row')}, nothing to follow "
+                f"({fact['relation']})"
+            )
         return "coverage: " + _coverage(fact)
     return None
 
