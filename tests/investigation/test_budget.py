@@ -64,6 +64,35 @@ def test_reserve_then_settle_returns_the_unused_part(budget: BudgetManager) -> N
     assert (state.spent, state.reserved, state.available) == (25, 0, 75)
 
 
+def test_a_model_answer_is_reserved_and_settled_once_from_its_stored_usage(
+    budget: BudgetManager,
+) -> None:
+    # The shared steps of the controller and the case interpreter: a rerun after a
+    # restart keeps the first reservation and is never charged twice.
+    budget.reserve_once("H1", 40, "H1:1:1:llm")
+    budget.reserve_once("H1", 70, "H1:1:1:llm")
+    assert budget.reservation("H1:1:1:llm").amount == 40  # type: ignore[union-attr]
+    chat = {
+        "content": "{}",
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+    }
+    budget.settle_answer("H1:1:1:llm", chat)
+    budget.settle_answer("H1:1:1:llm", chat)
+    assert budget.account("H1").spent == 25
+    # Without reported usage the whole reservation counts.
+    budget.reserve_once("H1", 30, "H1:2:1:llm")
+    budget.settle_answer("H1:2:1:llm", {"content": "{}", "usage": None})
+    assert budget.account("H1").spent == 55
+    budget.reserve_once("H1", 10, "H1:2:1:dispatch")
+    budget.settle_once("H1:2:1:dispatch", 10)
+    budget.settle_once("H1:2:1:dispatch", 10)
+    assert budget.account("H1").spent == 65
+    # An answer without a reservation is a broken journal, not a free call.
+    assert code_of(lambda: budget.settle_answer("H1:9:1:llm", chat)) == (
+        "budget_reservation_unknown"
+    )
+
+
 def test_release_gives_everything_back(budget: BudgetManager) -> None:
     budget.reserve("H1", 40, KEY)
     assert budget.release(KEY).state == "released"

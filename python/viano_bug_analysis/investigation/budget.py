@@ -267,6 +267,33 @@ class BudgetManager:
             self._write(SETTLE, key=key, actual=actual)
             return self._reservations[key]
 
+    def reserve_once(self, account: str, amount: int, key: str) -> None:
+        """The reservation of ``key``, made once: a rerun after a restart keeps the
+        first amount (an estimate from a prompt rebuilt after a restart may differ)."""
+        if self.reservation(key) is None:
+            self.reserve(account, amount, key)
+
+    def settle_once(self, key: str, actual: int) -> None:
+        """Settles ``key`` unless it is settled: a step rerun after a kill between its
+        settlement and its record is not charged again."""
+        reservation = self.reservation(key)
+        if reservation is None or reservation.state != "settled":
+            self.settle(key, actual)
+
+    def settle_answer(self, key: str, chat: Mapping[str, Any]) -> None:
+        """Settles ``key`` once with the tokens of the stored model answer ``chat`` (a
+        ``ChatResult.to_record``: its ``usage.total_tokens``, at least 1), or with the
+        whole reservation when the server reported no usage."""
+        reservation = self.reservation(key)
+        if reservation is not None and reservation.state == "settled":
+            return
+        usage = chat.get("usage")
+        if usage is None:
+            actual = reservation.amount if reservation is not None else 0
+        else:
+            actual = max(1, int(usage["total_tokens"]))
+        self.settle(key, actual)
+
     def release(self, key: str) -> Reservation:
         """Gives back a reservation whose dispatch never happened."""
         with self._lock:

@@ -266,7 +266,7 @@ class InvestigationController:
         if reply is None:
             estimate = sum(len(m["content"]) for m in messages) // 3 + 4096
             try:
-                self._reserve_once(hid, estimate, key)
+                self._budget.reserve_once(hid, estimate, key)
             except BudgetError as err:
                 if err.code in {"budget_insufficient", "budget_account_terminal"}:
                     return {"budget_exhausted": True, "status": "rejected"}
@@ -278,7 +278,7 @@ class InvestigationController:
             reply = {"chat": result.to_record()}
             self._log.put(hid, step, attempt, "reply", reply)
             self._hook(f"{hid}-{step}-{attempt}-reply")
-        self._settle_from(key, reply["chat"])
+        self._budget.settle_answer(key, reply["chat"])
         decision = self._recover(hypothesis, call, reply, step, attempt)
         self._log.put(hid, step, attempt, "decision", decision)
         self._hook(f"{hid}-{step}-{attempt}-decision")
@@ -310,7 +310,7 @@ class InvestigationController:
             key = f"{hid}:{step}:{attempt}:repair"
             stored = self._log.get(hid, step, attempt, "repair")
             if stored is None:
-                self._reserve_once(hid, len(prompt) // 3 + 2048, key)
+                self._budget.reserve_once(hid, len(prompt) // 3 + 2048, key)
                 result = self._model.chat([{"role": "user", "content": prompt}])
                 stored = {
                     "chat": result.to_record(),
@@ -318,7 +318,7 @@ class InvestigationController:
                 }
                 self._log.put(hid, step, attempt, "repair", stored)
                 self._hook(f"{hid}-{step}-{attempt}-repair")
-            self._settle_from(key, stored["chat"])
+            self._budget.settle_answer(key, stored["chat"])
             return str(stored["chat"]["content"])
 
         recovery_context = RecoveryContext(
@@ -391,7 +391,7 @@ class InvestigationController:
         plan = response["next"]
         key = f"{hid}:{step}:{attempt}:dispatch"
         try:
-            self._reserve_once(hid, self._settings.dispatch_cost, key)
+            self._budget.reserve_once(hid, self._settings.dispatch_cost, key)
         except BudgetError as err:
             if err.code in {"budget_insufficient", "budget_account_terminal"}:
                 self._conclude(hid, None, "budget_exhausted")
@@ -409,7 +409,8 @@ class InvestigationController:
                 resume_state=INVESTIGATION,
                 hypothesis=hid,
                 step=step,
-                plan=dict(plan),
+                # The call itself: a rationale is the model's comment, not part of it.
+                plan={k: v for k, v in plan.items() if k != "rationale"},
                 reservation=key,
                 cause=err.code,
             )
@@ -424,7 +425,7 @@ class InvestigationController:
             self._log.put(hid, step, attempt, "dispatch", {"rejected": err.code})
             self._hook(f"{hid}-{step}-{attempt}-dispatch")
             return None
-        self._settle_once(key, self._settings.dispatch_cost)
+        self._budget.settle_once(key, self._settings.dispatch_cost)
         self._log.put(hid, step, attempt, "dispatch", taken)
         self._hook(f"{hid}-{step}-{attempt}-dispatch")
         return None
@@ -482,28 +483,6 @@ class InvestigationController:
         return {"evidence_id": taken.evidence_id, "new": taken.record["step_key"] == step_key}
 
     # -- budget ---------------------------------------------------------------------------
-
-    def _reserve_once(self, hid: str, amount: int, key: str) -> None:
-        """The reservation of ``key``, made once: a rerun keeps the first amount
-        (an estimate from a prompt rebuilt after a restart may differ)."""
-        if self._budget.reservation(key) is None:
-            self._budget.reserve(hid, amount, key)
-
-    def _settle_from(self, key: str, chat: Mapping[str, Any]) -> None:
-        """Settles ``key`` with the tokens of the stored answer ``chat``, once."""
-        reservation = self._budget.reservation(key)
-        if reservation is not None and reservation.state == "settled":
-            return
-        reserved = reservation.amount if reservation is not None else 0
-        self._budget.settle(key, _tokens(chat, reserved))
-
-    def _settle_once(self, key: str, actual: int) -> None:
-        # A dispatch rerun after a kill between its settlement and its record
-        # runs the query again (free) but is not charged again.
-        reservation = self._budget.reservation(key)
-        if reservation is not None and reservation.state == "settled":
-            return
-        self._budget.settle(key, actual)
 
     def _say(self, hid: str, text: str) -> None:
         # The figure comes from the journal this run writes, read at the moment
@@ -709,14 +688,6 @@ class InvestigationController:
                 notes = record.get("notes", [])
                 break
         return feedback, notes
-
-
-def _tokens(chat: Mapping[str, Any], reserved: int) -> int:
-    """The tokens of a stored answer (``ChatResult.to_record``)."""
-    usage = chat.get("usage")
-    if usage is None:
-        return reserved  # no usage reported: the whole reservation counts
-    return max(1, int(usage["total_tokens"]))
 
 
 def _previous_result(context: Mapping[str, Any]) -> str:

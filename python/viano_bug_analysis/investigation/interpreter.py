@@ -229,15 +229,14 @@ class CaseInterpreter:
         reply = log.get(attempt, "reply")
         key = f"{self._account}:{attempt}:llm"
         if reply is None:
-            if self._budget.reservation(key) is None:
-                estimate = sum(len(m["content"]) for m in messages) // 3 + 4096
-                self._budget.reserve(self._account, estimate, key)
+            estimate = sum(len(m["content"]) for m in messages) // 3 + 4096
+            self._budget.reserve_once(self._account, estimate, key)
             self._progress(f"interpretation attempt {attempt}: asking the model")
             result = self._model.chat(messages)
             reply = {"chat": result.to_record()}
             log.put(attempt, "reply", reply)  # the commit point of the request
             self._hook(f"{attempt:02d}-reply")
-        self._settle(key, reply["chat"])
+        self._budget.settle_answer(key, reply["chat"])
         decision = self._recover(call["context"], reply["chat"]["content"], attempt)
         log.put(attempt, "decision", decision)
         self._hook(f"{attempt:02d}-decision")
@@ -521,16 +520,6 @@ class CaseInterpreter:
         return context
 
     # -- state derived from the records --------------------------------------------------
-
-    def _settle(self, key: str, chat: Mapping[str, Any]) -> None:
-        """Settles ``key`` once with the stored answer's tokens (the whole reservation
-        when the server reported none)."""
-        reservation = self._budget.reservation(key)
-        if reservation is None or reservation.state == "settled":
-            return
-        usage = chat.get("usage")
-        actual = reservation.amount if usage is None else max(1, int(usage["total_tokens"]))
-        self._budget.settle(key, actual)
 
     def _has_event(self, event: str, revision: int) -> bool:
         return any(
