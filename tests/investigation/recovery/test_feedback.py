@@ -161,6 +161,10 @@ def test_a_like_filter_is_told_the_operator_s_pointer_and_the_allowed_operators(
         'filter as {"column": ..., "operator": ..., "value": ...} [rule operator_unknown].'
     )
     assert not any("%Wolpertinger%" in line for line in result.feedback)
+    # One line for the operator's place: the schema's enum line says the same.
+    assert [line for line in result.feedback if line.startswith(f"{pointer}:")] == [
+        result.feedback[0]
+    ]
 
 
 def test_a_snapshot_lookup_with_operator_filters_is_told_its_filters_are_exact_values() -> None:
@@ -182,3 +186,5 @@ def test_a_snapshot_lookup_with_operator_filters_is_told_its_filters_are_exact_v
         "some columns use database.find_references"
     )
     assert OPERATORS not in " ".join(result.feedback)  # no operators to offer here
+    # ... and no second line for the same place (the schema's "must be object").
+    assert len([x for x in result.feedback if x.startswith("/next/arguments/filters:")]) == 1

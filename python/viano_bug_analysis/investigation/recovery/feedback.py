@@ -78,8 +78,15 @@ def rejection_feedback(
         if UNKNOWN_ACTION in violations or CONTRACT_VIOLATION in violations:
             # A filter the model wrote with an operator of its own (`like`) is told
             # the allowed ones first: the schema line alone names only its shape.
-            lines += _filter_operator(candidate.get("next"))
-            lines += [describe(found) for found in schema_violations(candidate)]
+            # The schema's line for that same place would say it again: left out.
+            hints = _filter_operator(candidate.get("next"))
+            lines += [line for _, line in hints]
+            said = {pointer for pointer, _ in hints}
+            lines += [
+                describe(found)
+                for found in schema_violations(candidate)
+                if (found.pointer or "/") not in said
+            ]
         if CITATION_UNRESOLVED in violations:
             lines += [
                 f"{pointer}: {hint}" for pointer, hint in unresolved_citations(candidate, contract)
@@ -118,27 +125,33 @@ def schema_violations(response: Mapping[str, Any]) -> list[Violation]:
     return found if inner is None else [*found, inner]
 
 
-def _filter_operator(step: Any) -> list[str]:
-    """A line for the first filter whose operator is no filter operator, in any form
-    the normalizer knows (object, triple, flat list); for a snapshot lookup, whose
-    filters are exact values, what to write instead. Names no value of the answer."""
+def _filter_operator(step: Any) -> list[tuple[str, str]]:
+    """(pointer, line) for the first filter whose operator is no filter operator, in
+    any form the normalizer knows (object, triple, flat list); for a snapshot lookup,
+    whose filters are exact values, what to write instead. Names no value of the answer."""
     arguments = step.get("arguments") if isinstance(step, dict) else None
     filters = arguments.get("filters") if isinstance(arguments, dict) else None
     if not isinstance(filters, list):
         return []
     if step.get("operation") == "database.lookup":
         return [
-            f"{FILTER_RANGE}: database.lookup has no filter operators: its filters are one "
-            'object of exact column values, e.g. {"ID": 90001}; for rows holding a value in '
-            "some columns use database.find_references, for a text source.find_text "
-            "[rule type]."
+            (
+                FILTER_RANGE,
+                f"{FILTER_RANGE}: database.lookup has no filter operators: its filters are one "
+                'object of exact column values, e.g. {"ID": 90001}; for rows holding a value in '
+                "some columns use database.find_references, for a text source.find_text "
+                "[rule type].",
+            )
         ]
     for pointer, operator in _operators(filters):
         if not (isinstance(operator, str) and operator in FILTER_OPERATORS):
             return [
-                f"{pointer}: not a filter operator (property operator); {OPERATOR_HINT}; "
-                'write each filter as {"column": ..., "operator": ..., "value": ...} '
-                "[rule operator_unknown]."
+                (
+                    pointer,
+                    f"{pointer}: not a filter operator (property operator); {OPERATOR_HINT}; "
+                    'write each filter as {"column": ..., "operator": ..., "value": ...} '
+                    "[rule operator_unknown].",
+                )
             ]
     return []
 
