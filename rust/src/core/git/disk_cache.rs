@@ -29,10 +29,12 @@
 //! file torn by a crash fails these checks and is rebuilt the same way.
 //!
 //! # Bound
-//! The directory holds at most `max_bytes` of segments. Before writing, the
-//! writer deletes the least recently used segments (by modification time;
-//! a process refreshes it on a segment's first hit) until the new one fits.
-//! A segment that alone exceeds the bound is not written.
+//! The directory holds at most `max_bytes` of segments and listings, and at
+//! most [`MAX_FILES`] files. Before writing, the writer deletes the least
+//! recently used files (by modification time; a process refreshes it on a
+//! file's first use) until the new one fits. A file that alone exceeds the
+//! bound is not written. Only searches store texts; a single `read` of a
+//! file not cached yet reads it from git and stores nothing.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -58,6 +60,9 @@ const ENTRY_LEN: usize = 64;
 const SEGMENT_PREFIX: &str = "seg-";
 const SEGMENT_SUFFIX: &str = ".vbc";
 const TEMP_PREFIX: &str = "tmp-";
+/// Most segment and listing files kept: each search that read something
+/// new adds one, and a process maps every segment it uses.
+pub const MAX_FILES: usize = 512;
 const LISTING_PREFIX: &str = "tree-";
 const LISTING_SUFFIX: &str = ".vbt";
 const LISTING_MAGIC: &[u8; 8] = b"VBAGITL\x01";
@@ -351,14 +356,16 @@ impl DiskCache {
         }
         files.sort();
         let mut total: u64 = files.iter().map(|(_, len, _)| len).sum();
+        let mut count = files.len();
         for (_, len, path) in &files {
-            if total + file_len <= self.max_bytes {
+            if total + file_len <= self.max_bytes && count < MAX_FILES {
                 break;
             }
             if fs::remove_file(path).is_ok() {
                 self.evicted.fetch_add(1, Ordering::Relaxed);
             }
             total -= len;
+            count -= 1;
         }
         let temp = self.dir.join(format!("{TEMP_PREFIX}{}", unique_suffix()));
         let done = fill(&temp).and_then(|()| fs::rename(&temp, self.dir.join(name)));

@@ -311,3 +311,41 @@ fn the_listing_is_stored_checked_and_still_needs_the_commit() {
     std::fs::remove_dir_all(dir).unwrap();
     std::fs::remove_dir_all(cache).unwrap();
 }
+
+#[test]
+fn a_read_stores_nothing_and_the_file_count_is_bounded() {
+    let (dir, commit) = repo("disk-read");
+    let cache = cache_dir("read");
+    let reader = store(&dir, &cache, 1 << 20);
+    let tree = reader.tree(&commit, 100, 1, None).unwrap();
+    reader
+        .text(&tree, b"z.txt", 1 << 20, None)
+        .unwrap()
+        .unwrap();
+    assert!(
+        segments(&cache).is_empty(),
+        "a single read writes no segment"
+    );
+    search(&store(&dir, &cache, 1 << 20), &commit);
+    let served = store(&dir, &cache, 1 << 20);
+    let tree = served.tree(&commit, 100, 1, None).unwrap();
+    served
+        .text(&tree, b"z.txt", 1 << 20, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(served.blobs_read(), 0, "but a read uses the cache");
+
+    let many = cache_dir("many");
+    let disk = disk_cache::DiskCache::open(&many, 1 << 30).unwrap();
+    for n in 0..(disk_cache::MAX_FILES as u32 + 20) {
+        let mut id = [0u8; 20];
+        id[..4].copy_from_slice(&n.to_le_bytes());
+        let oid = gix_hash::ObjectId::from_bytes_or_panic(&id);
+        disk.store(&[(oid, Err(SkipReason::Binary))]);
+    }
+    assert_eq!(segments(&many).len(), disk_cache::MAX_FILES);
+    assert_eq!(disk.stats().segments_evicted, 20);
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
+    std::fs::remove_dir_all(many).unwrap();
+}

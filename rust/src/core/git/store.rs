@@ -150,8 +150,9 @@ impl GitStore {
     }
 
     /// The decoded text (or skip reason) of each blob `(ID, listed size)`,
-    /// from the cache or read on up to `threads` threads. A blob listed
-    /// over `max_bytes` is `TooLarge` and never read.
+    /// from the caches or read on up to `threads` threads (and then kept in
+    /// memory, not stored in the persistent cache). A blob listed over
+    /// `max_bytes` is `TooLarge` and never read.
     pub fn contents(
         &self,
         blobs: &[(ObjectId, u64)],
@@ -159,20 +160,24 @@ impl GitStore {
         threads: usize,
         deadline: Option<Instant>,
     ) -> CoreResult<Vec<Content>> {
-        let loaded = self.load(blobs, max_bytes, threads, deadline, |_| ())?;
+        // One file read now and then would leave a file per read in the
+        // persistent cache: only searches store there.
+        let loaded = self.load(blobs, max_bytes, threads, deadline, false, |_| ())?;
         Ok(loaded.into_iter().map(|(content, ())| content).collect())
     }
 
     /// [`Self::contents`] plus `then(content)` for each blob, run by the
     /// worker that produced the content while its bytes are still in the
     /// CPU cache (a search scans a text right after inflating it, instead of
-    /// reading all texts from memory again in a second pass).
+    /// reading all texts from memory again in a second pass). Blobs read
+    /// from git go to the persistent cache if `store_on_disk`.
     fn load<X: Clone + Send>(
         &self,
         blobs: &[(ObjectId, u64)],
         max_bytes: u64,
         threads: usize,
         deadline: Option<Instant>,
+        store_on_disk: bool,
         then: impl Fn(&Content) -> X + Sync,
     ) -> CoreResult<Vec<(Content, X)>> {
         let mut out: Vec<Option<(Content, X)>> = Vec::with_capacity(blobs.len());
@@ -240,7 +245,7 @@ impl GitStore {
                 let (content, extra, _) = &loaded[at];
                 out[i] = Some((content.clone(), extra.clone()));
             }
-            if let Some(disk) = &self.disk {
+            if let Some(disk) = self.disk.as_ref().filter(|_| store_on_disk) {
                 disk.store(&fresh);
             }
             let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
@@ -302,6 +307,7 @@ impl GitStore {
             selection.max_file_bytes,
             threads,
             deadline,
+            true,
             |content| match content {
                 Ok(text) => compiled.matching_lines(text),
                 Err(_) => Vec::new(),
