@@ -9,7 +9,7 @@ its type, not only quests.
 from __future__ import annotations
 
 from viano_bug_analysis.enrichment import vcore_profile
-from viano_bug_analysis.enrichment.extract import extract_mentions
+from viano_bug_analysis.enrichment.extract import MemberLines, extract_mentions
 
 REPORT = {
     "title": "Keg toss does not count",
@@ -54,3 +54,26 @@ def test_areas_zones_and_area_triggers_are_mentions_of_their_own_type() -> None:
         ("areatrigger", 9001),
         ("areatrigger", 9002),
     }
+
+
+def test_attachment_lines_name_areas_zones_and_area_triggers() -> None:
+    # wowdiag-style lines: "zone=5001", "AreaID: 5002", "SubZone=5003", "AreaTrigger=9001";
+    # an area trigger is never also read as an area.
+    log = [
+        (1, "player=Brauhilde map=0 zone=5001"),
+        (2, "moved AreaID: 5002 SubZone=5003"),
+        (3, "entered AreaTrigger=9001, area_trigger_id=9002"),
+        (4, "zone 5004 without = is prose, not a dump field"),
+    ]
+    member = MemberLines("diag-001", "session.log", lambda: iter(log))
+    found = [
+        (m.entity_type, m.entity_id, m.where["line"])
+        for m in extract_mentions(vcore_profile(), {"title": "t", "text": "x"}, [member])
+    ]
+    assert found == [
+        ("area", 5001, 1),
+        ("area", 5002, 2),
+        ("area", 5003, 2),
+        ("areatrigger", 9001, 3),
+        ("areatrigger", 9002, 3),
+    ]

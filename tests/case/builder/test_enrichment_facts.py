@@ -55,6 +55,7 @@ def test_fixture_case_facts_with_provenance(
         (f["entity_type"], f["entity_id"]): f["where"] for f in of_kind(facts, "case_mention")
     }
     assert mentions == {
+        ("area", 5001): {"source_ref": "diag-001", "line": 1},  # "zone=5001"
         ("quest", 90001): {"source_ref": "diag-001", "line": 2},
         ("creature", 90002): {"source_ref": "diag-001", "line": 3},
         ("spell", 90004): {"source_ref": "diag-001", "line": 3},
