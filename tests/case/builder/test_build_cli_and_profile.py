@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import socket
 import subprocess
 import sys
@@ -39,17 +41,83 @@ def test_build_shows_progress_and_a_readable_summary(
         "case", "build", spec, tmp_path / "pkg", "--project-config", research_setup.config_path
     )
     assert done.returncode == 0, done.stderr
-    assert "query 1: creature 90002" in done.stderr  # progress, one line per step when piped
+    # progress, one line per step when piped ("zone=5001" of the log line 1 comes first)
+    assert "query 1: area 5001 as a C++ constant\n" in done.stderr
+    assert re.search(r"^query \d+: creature 90002$", done.stderr, re.MULTILINE)
     assert "revision 1 built" in done.stdout
-    assert 'quest 90001: "Catch the Wolpertinger"' in done.stdout
-    assert "quest_start_item: quest_template ID=90001 StartItem=90003 -> item_script_names" in (
-        done.stdout
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    assert re.fullmatch(
+        r"enrichment: (\d+) queries \(\1 asked by this run\), \d+ facts: \d+ rows found by "
+        r"\d+ lookups, \d+ found nothing, 0 refused targets",
+        lines[2],
     )
-    assert "none in this table: smart_scripts" in done.stdout
-    again = vba(
-        "case", "build", spec, tmp_path / "pkg", "--project-config", research_setup.config_path
+    summary = lines[3:]
+    # The quest's own line: its name, the table and how many rows.
+    assert any(
+        'quest 90001 "Catch the Wolpertinger" (quest_template: 1 row)' in line
+        for line in summary
     )
-    assert again.returncode == 0 and "unchanged (same inputs)" in again.stdout
+    # The giver's rows and the link that reached them are one line.
+    assert any(
+        re.fullmatch(r"\[P\d+-P\d+\] quest 90001 -> creature_queststarter: 1 row", line)
+        for line in summary
+    )
+    # The item the quest starts with, and both references reaching it, on one line.
+    assert any(
+        "item 90003 (reached from quest_template ID=90001 StartItem=90003" in line
+        and "): nothing in item_script_names" in line
+        for line in summary
+    )
+    # creature 90005's empty link lookups: one line, no "none in this table" lines.
+    assert len([line for line in summary if "creature 90005: nothing in " in line]) == 1
+    assert not [line for line in summary if line.startswith("none in this table")]
+    # Every fact label of the revision stands in the summary once.
+    facts = json.loads(
+        vba(
+            "case",
+            "build",
+            spec,
+            tmp_path / "pkg",
+            "--project-config",
+            research_setup.config_path,
+            "--json",
+        ).stdout
+    )["facts"]
+    assert sorted(label for line in summary for label in _labels(line)) == sorted(
+        f["fact_id"] for f in facts
+    )
+    assert len(summary) < len(facts) // 2
+    # --all-facts: the listing of one line per fact.
+    listing = vba(
+        "case",
+        "build",
+        spec,
+        tmp_path / "pkg",
+        "--project-config",
+        research_setup.config_path,
+        "--all-facts",
+    )
+    assert listing.returncode == 0 and "unchanged (same inputs)" in listing.stdout
+    listed = [line.strip() for line in listing.stdout.splitlines()[3:]]
+    assert [_labels(line) for line in listed] == [{f["fact_id"]} for f in facts]
+    assert any(
+        line.endswith(
+            "quest_start_item: quest_template ID=90001 StartItem=90003 -> "
+            "item_script_names (none in this table)"
+        )
+        for line in listed
+    )
+
+
+def _labels(line: str) -> set[str]:
+    """``[P1-P3,P7] ...`` stands for P1, P2, P3 and P7."""
+    found = re.match(r"\[([P0-9,-]+)\] ", line)
+    assert found, line
+    labels: set[str] = set()
+    for part in found.group(1).split(","):
+        first, _, last = part.partition("-")
+        labels.update(f"P{n}" for n in range(int(first[1:]), int((last or first)[1:]) + 1))
+    return labels
 
 
 def test_research_outage_stops_the_build_and_a_rerun_resumes(
