@@ -20,16 +20,19 @@ MAX_TEXT = 100
 Facts = Mapping[str, Mapping[str, Any]]
 
 
-def counts(facts: Sequence[Mapping[str, Any]], queries: int, asked: int) -> str:
-    """The head line: queries, facts, rows found, empty lookups, refused targets."""
+def counts(facts: Sequence[Mapping[str, Any]], queries: int | None, asked: int = 0) -> str:
+    """The head line: queries (``None``: not known here), facts, rows found, refused targets."""
     rows = [f for f in facts if f["kind"] == "project_rows"]
     found = sum(len(f["rows"]) for f in rows)
     empty = sum(1 for f in facts if f["kind"] == "project_empty_result")
     refused = [f for f in facts if f.get("reason") == "query_refused"]
     targets = ", ".join(_refused_target(f) for f in refused)
+    asking = ""
+    if queries is not None:
+        asking = f"{_n(queries, 'query', 'queries')} ({asked} asked by this run), "
     return (
-        f"enrichment: {_n(queries, 'query', 'queries')} ({asked} asked by this run), "
-        f"{_n(len(facts), 'fact')}: {_n(found, 'row')} found by {_n(len(rows), 'lookup')}, "
+        f"enrichment: {asking}{_n(len(facts), 'fact')}: "
+        f"{_n(found, 'row')} found by {_n(len(rows), 'lookup')}, "
         f"{empty} found nothing, {_n(len(refused), 'refused target')}"
         + (f" ({targets})" if targets else "")
     )
@@ -70,6 +73,7 @@ class _Compact:
         # Entity facts and texts belong to the rows fact of their capture.
         self.entities_of: dict[str, list[Mapping[str, Any]]] = {}
         self.entity_of_rows: dict[str, str] = {}
+        self.shown_entities: set[str] = set()
         relations: dict[tuple[str, str], set[str]] = {}
         rows_of_capture: dict[str, str] = {}
         for fact in facts:
@@ -88,6 +92,7 @@ class _Compact:
                 rows_id = rows_of_capture.get(fact["provenance"]["capture_sha256"])
                 if rows_id is not None:
                     self.entities_of.setdefault(rows_id, []).append(fact)
+                    self.shown_entities.add(fact["fact_id"])
                     self.entity_of_rows.setdefault(rows_id, _entity(fact))
             elif fact.get("reason") == "query_refused":
                 for sha in fact.get("query_sha256s", []):
@@ -118,10 +123,14 @@ class _Compact:
             elif kind == "project_source_hits":
                 items.append(self._hits(fact, consumed))
             elif kind == "project_relationship":
-                if fact_id not in consumed and "fact" not in fact["to"]:
-                    items.append(self._refused_link(fact))
+                # Its target came first and took it in, unless the query was refused.
+                if fact_id not in consumed:
+                    if "fact" in fact["to"]:
+                        items.append(_Item({fact_id}, _line(fact, self.by_id) or ""))
+                    else:
+                        items.append(self._refused_link(fact))
             elif kind == "project_entity":
-                if fact_id not in consumed and not self._entity_shown(fact):
+                if fact_id not in self.shown_entities:
                     items.append(_Item({fact_id}, _line(fact, self.by_id) or ""))
             elif kind == "project_context_coverage" and fact["reason"] == "value_not_followed":
                 table = str(fact["table"])
@@ -245,9 +254,6 @@ class _Compact:
         )
 
     # -- helpers -----------------------------------------------------------------------
-
-    def _entity_shown(self, fact: Mapping[str, Any]) -> bool:
-        return any(fact in entities for entities in self.entities_of.values())
 
     def _qualifier(self, rels: Sequence[Mapping[str, Any]], where: str) -> str:
         names = _unique(
