@@ -13,12 +13,14 @@ version, even after newer versions exist:
 - ``investigation_v2`` / ``investigation_project_v2`` (what new calls use):
   the same content, but every example in the rules is a complete, valid
   value of its schema (a test extracts and validates each one), the rules
-  say how to cite (each evidence item lists what can be cited in it), and
-  the text is ordered for prefix caching: the system rules (the same for
-  every call of a version), then the case, hypothesis, sources and project
-  facts (the same for every step of a hypothesis), then the evidence in the
-  order it was taken (append-only), and only then what changes from call to
-  call (feedback on the previous answer, the step and attempt line).
+  say how to cite (each evidence item lists what can be cited in it) and
+  ask for a short rationale with each tool call (why this call; it is shown
+  in the report, never sent to the tool), and the text is ordered for
+  prefix caching: the system rules (the same for every call of a version),
+  then the case, hypothesis, sources and project facts (the same for every
+  step of a hypothesis), then the evidence in the order it was taken
+  (append-only), and only then what changes from call to call (feedback on
+  the previous answer, the step and attempt line).
 
 Notes about a recovered previous answer are appended as the last section
 (and only when there are some, so a context without notes gives exactly the
@@ -103,8 +105,10 @@ Answer with exactly one JSON object and nothing else. Its fields:
 - confidence: a number from 0 to 1;
 - evidence: the evidence you cite, a list of objects with evidence_id (an E-ID you were
   shown), role ("supports", "contradicts" or "context") and reference;
-- next: exactly one next step: one tool call (kind "tool", operation, arguments) or the
-  conclusion (kind "conclusion", summary: why the assessment is final).
+- next: exactly one next step: one tool call (kind "tool", operation, arguments and,
+  optionally, rationale: one or two plain sentences, at most 500 characters, on why this
+  call and what it should show; it is shown in the case report) or the conclusion (kind
+  "conclusion", summary: why the assessment is final).
 
 How to cite: reference is a JSON Pointer into the cited evidence's answer exactly as it is
 shown after "answer:" (a snapshot answer starts with /result), or L12 / L12-L20 for source
@@ -114,7 +118,8 @@ accepted only when every citation resolves in the stored evidence.
 Example of a tool step:
 {"hypothesis_id": "H1", "assessment": "undetermined", "confidence": 0.3, "evidence": [],
  "next": {"kind": "tool", "operation": "source.find_text", "arguments": {"source_refs":
- ["src-001"], "text": "QuestCredit", "case_sensitive": true, "offset": 0, "limit": 20}}}
+ ["src-001"], "text": "QuestCredit", "case_sensitive": true, "offset": 0, "limit": 20},
+ "rationale": "Where the quest credit is given; the hit handler should call it."}}
 Example of a conclusion:
 {"hypothesis_id": "H1", "assessment": "supported", "confidence": 0.8, "evidence": [
  {"evidence_id": "E1", "role": "supports", "reference": "/result/rows/0/row/RequiredNpcOrGo1"},

@@ -209,6 +209,7 @@ def _steps(log: StepLog, hid: str, evidence: _Evidence) -> list[dict[str, Any]]:
             "assessment": None,
             "confidence": None,
             "reasoning": None,
+            "rationale": None,
             "conclusion": False,
             "query": None,
             "result": None,
@@ -231,6 +232,9 @@ def _steps(log: StepLog, hid: str, evidence: _Evidence) -> list[dict[str, Any]]:
                     "operation": str(nxt.get("operation")),
                     "arguments": excerpt(nxt.get("arguments"), compact=True)[0],
                 }
+                # The model's short "why this query" (optional; older answers have none).
+                rationale = nxt.get("rationale")
+                entry["rationale"] = rationale if isinstance(rationale, str) else None
         if dispatch is not None:
             if "rejected" in dispatch:
                 entry["dispatch_rejected"] = dispatch["rejected"]

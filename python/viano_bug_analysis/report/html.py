@@ -238,6 +238,8 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
         else:
             parts.append(f"query <code>{_t(s['query']['operation'])}</code></p>")
             parts.append(f"<pre>{_t(s['query']['arguments'])}</pre>")
+            if s.get("rationale"):
+                parts.append(f"<p>why: {_t(s['rationale'])}</p>")
         if s["assessment"] is not None:
             parts.append(
                 f"<p>assessment so far: {_t(s['assessment'])}, confidence "

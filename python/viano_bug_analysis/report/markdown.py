@@ -112,6 +112,8 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
             else:
                 out.append(head + f"query `{_code(s['query']['operation'])}`")
                 out += _block(s["query"]["arguments"], indent="  ")
+            if s.get("rationale"):
+                out.append(f"  why: {_i(s['rationale'])}")
             if s["reasoning"]:
                 out.append(f"  model: {_i(s['reasoning'])}")
             if s["result"]:

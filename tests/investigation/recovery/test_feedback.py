@@ -188,3 +188,14 @@ def test_a_snapshot_lookup_with_operator_filters_is_told_its_filters_are_exact_v
     assert OPERATORS not in " ".join(result.feedback)  # no operators to offer here
     # ... and no second line for the same place (the schema's "must be object").
     assert len([x for x in result.feedback if x.startswith("/next/arguments/filters:")]) == 1
+
+
+def test_a_tool_step_s_rationale_is_optional_and_bounded() -> None:
+    step = response()["next"]
+    assert recover(response(next={**step, "rationale": "Which rows name the net?"})).accepted
+    for bad, rule in [("x" * 501, "maxLength"), (["why"], "type"), ("", "minLength")]:
+        result = recover(response(next={**step, "rationale": bad}))
+        assert result.status == "rejected"
+        lines = [line for line in result.feedback if line.startswith("/next/rationale:")]
+        assert len(lines) == 1 and f"[rule {rule}]" in lines[0], result.feedback
+        assert "x" * 20 not in " ".join(result.feedback)  # the value is not echoed
