@@ -88,8 +88,10 @@ def run_build(args: argparse.Namespace) -> int:
     state = "built" if built.new_revision else "unchanged (same inputs)"
     print(f"package {built.package.package_id}: revision {built.revision} {state}")
     print(f"path: {built.package.path}")
-    if built.queries or built.facts:
+    if built.new_revision and args.project_config:
         print(counts(built.facts, len(built.queries), built.asked))
+    elif built.facts:
+        print(counts(built.facts, None))  # an unchanged revision: its facts, nothing asked
     if getattr(args, "all_facts", False):
         fact_lines = summarize_all(built.facts)
     else:
