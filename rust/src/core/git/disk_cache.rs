@@ -400,6 +400,9 @@ impl DiskCache {
                     }
                     state.segments.push(Arc::new(segment));
                 }
+                // Evicted by another process between listing and opening:
+                // nothing to reject.
+                None if !path.exists() => {}
                 None => {
                     self.rejected.fetch_add(1, Ordering::Relaxed);
                     state.bad.insert(path);
@@ -519,6 +522,10 @@ impl Segment {
     /// Maps and checks a segment file: header, length, table checksum,
     /// every entry inside the file and the table sorted by blob ID.
     fn open(path: &Path) -> Option<Segment> {
+        // Only regular files the cache wrote: no symbolic link is followed.
+        if !fs::symlink_metadata(path).ok()?.file_type().is_file() {
+            return None;
+        }
         let file = File::open(path).ok()?;
         if !file.metadata().ok()?.is_file() {
             return None;
