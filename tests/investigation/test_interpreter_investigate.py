@@ -86,6 +86,29 @@ def test_a_hypothesis_added_after_the_others_concluded_is_investigated(tmp_path:
         assert server.requests == []
 
 
+def test_a_reopened_investigation_starts_a_fresh_invalid_response_count(tmp_path: Path) -> None:
+    spec_path = case_spec(tmp_path / "inputs")
+    root = tmp_path / "package"
+    CaseBuilder(spec_path, root).build()
+    wrong = answer("H1", {"kind": "tool", "operation": "source.grep", "arguments": {}})
+    # H1 concludes after two rejected answers (the limit is 3).
+    with ScriptedLlmServer([wrong, wrong, *SCRIPT]) as server:
+        assert run_controller(root, server) == "concluded"
+    spec = orjson.loads(spec_path.read_bytes())
+    spec["hypotheses"].append({"id": "H2", "statement": "The log names another quest."})
+    spec_path.write_bytes(orjson.dumps(spec))
+    assert CaseBuilder(spec_path, root).build().new_revision
+    # One rejected answer of H2 is its first, not the case's third: H2 goes on.
+    wrong_h2 = answer("H2", {"kind": "tool", "operation": "source.grep", "arguments": {}})
+    with ScriptedLlmServer([wrong_h2, answer("H2", CONCLUDE)]) as server:
+        assert run_controller(root, server) == "concluded"
+        assert len(server.requests) == 2
+        # The retry is told what was wrong, not that an operator resumed anything.
+        retry = server.requests[1].messages[-1]["content"]
+        assert "/next/operation" in retry and "An operator resumed" not in retry
+    assert StepLog(root).outcome("H2") is not None
+
+
 def test_vba_investigate_interprets_a_case_without_hypotheses_first(tmp_path: Path) -> None:
     root = built(tmp_path)
     script = [GOOD, answer("H1", CONCLUDE), answer("H2", CONCLUDE)]

@@ -548,8 +548,14 @@ class InvestigationController:
         )
 
     def _epoch(self) -> int:
-        """How many operator resumes happened: each one gives a fresh invalid-response count."""
-        return sum(1 for c in self._checkpoints.history() if c.operator)
+        """Operator resumes and reopenings so far: each gives a fresh invalid-response
+        count. A reopening asks only about hypotheses that had no answer before it, so
+        the answers of those that concluded earlier never count against them."""
+        return sum(
+            1
+            for c in self._checkpoints.history()
+            if c.operator or c.payload.get("event") == REOPENED
+        )
 
     def _invalid_count(self) -> int:
         epoch = self._epoch()
