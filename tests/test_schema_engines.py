@@ -120,6 +120,18 @@ def _merged(node: dict[str, Any], root: dict[str, Any], top: dict[str, Any]) -> 
     return merged
 
 
+def _chain(node: dict[str, Any]) -> list[Any]:
+    """An ``if``/``then``/``else`` chain over one discriminator as the ``allOf``
+    branches it equals (investigation-result-v1 chains its operations so that
+    a validator stops at the matching one)."""
+    links: list[Any] = []
+    link: Any = node
+    while isinstance(link, dict) and "if" in link and "then" in link:
+        links.append({"if": link["if"], "then": link["then"]})
+        link = link.get("else")
+    return links
+
+
 def _discriminated(node: dict[str, Any], root: dict[str, Any], top: dict[str, Any]) -> list[Any]:
     """One schema per ``if {X: const} then ...`` branch of ``allOf``, with X fixed.
 
@@ -127,7 +139,7 @@ def _discriminated(node: dict[str, Any], root: dict[str, Any], top: dict[str, An
     valid: their shape is chosen by a discriminator property.
     """
     simple, rest = [], []
-    for item in node.get("allOf", []):
+    for item in [*node.get("allOf", []), *_chain(node)]:
         props = item.get("if", {}).get("properties", {}) if isinstance(item, dict) else {}
         if "then" in item and len(props) == 1 and "const" in next(iter(props.values())):
             simple.append(item)
@@ -139,7 +151,7 @@ def _discriminated(node: dict[str, Any], root: dict[str, Any], top: dict[str, An
         then = item["then"]
         if "$ref" in then:
             then = _resolve(root, then["$ref"], top)
-        base = {k: v for k, v in node.items() if k != "allOf"}
+        base = {k: v for k, v in node.items() if k not in {"allOf", "if", "then", "else"}}
         properties = {**base.get("properties", {}), **then.get("properties", {})}
         properties[name] = {"const": condition["const"]}
         required = sorted({*base.get("required", []), *then.get("required", []), name})
