@@ -14,6 +14,8 @@ read_context and one lookup.
 * ``mcp_case_query_warm_client_validation_off``: the same with the SDK
   client's ``outputSchema`` validation replaced by a no-op (Python
   ``jsonschema`` over the whole result), to show what framing costs;
+* ``sdk_empty_tool``: an SDK low-level stdio server whose one tool answers
+  at once (no outputSchema, one worker-thread hop): the floor of any call;
 * ``mcp_case_query_cold``: the first call of a freshly started server (the
   start itself not timed): the package's attachments hashed, the snapshot parsed;
 * ``heavy_*``: a search-heavy batch with a small result (8 case-insensitive
@@ -28,14 +30,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, ExitStack
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from benches.bench_search import _real_source_members
 from tests.mcp_server.conftest import mcp_session
@@ -221,6 +225,49 @@ def test_mcp_case_query_warm_client_validation_off(
     )
     request = batch(bench_package)
     benchmark(warm_server.call, "case_query", request)
+
+
+# -- the floor: the SDK's own cost of one call ------------------------------------------------
+
+EMPTY_SERVER = """
+import anyio, mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+async def list_tools(_ctx, _params):
+    return types.ListToolsResult(tools=[types.Tool(name="empty", input_schema={"type": "object"})])
+
+async def call_tool(_ctx, _params):
+    await anyio.to_thread.run_sync(lambda: None)  # the worker-thread hop vba mcp makes
+    return types.CallToolResult(content=[types.TextContent(text="ok")])
+
+server = Server("empty", on_list_tools=list_tools, on_call_tool=call_tool)
+
+async def main():
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+anyio.run(main)
+"""
+
+
+@asynccontextmanager
+async def _empty_session() -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=sys.executable, args=["-c", EMPTY_SERVER], env={})
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@pytest.mark.benchmark(group=GROUP)
+def test_sdk_empty_tool(benchmark: Any) -> None:
+    """An SDK low-level server whose one tool answers at once, no outputSchema:
+    what any call through the SDK's stdio client costs at least."""
+    with ExitStack() as stack:
+        portal = stack.enter_context(start_blocking_portal())
+        session = stack.enter_context(portal.wrap_async_context_manager(_empty_session()))
+        portal.call(session.call_tool, "empty", {})
+        benchmark(portal.call, session.call_tool, "empty", {})
 
 
 def _cold_rounds(benchmark: Any, start: Any, tool: str, arguments: dict[str, Any]) -> None:
