@@ -52,7 +52,7 @@ from viano_bug_analysis.case.canonical import sha256_hex as case_sha256
 from viano_bug_analysis.case.lock import BUILD_LOCK, INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import CasePackage, load_package
 from viano_bug_analysis.durable import PackageLayout, compact_json
-from viano_bug_analysis.errors import CaseError, InterpretationError, PackageFileError, ToolError
+from viano_bug_analysis.errors import CaseError, InterpretationError, ToolError
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
@@ -84,7 +84,13 @@ from viano_bug_analysis.investigation.recovery.repair import (
     SNAPSHOT_OPERATIONS,
     next_alternative,
 )
-from viano_bug_analysis.investigation.steps import StepLog, check_writable
+from viano_bug_analysis.investigation.steps import (
+    StepLog,
+    check_writable,
+    is_decision,
+    is_reply,
+    not_a_record,
+)
 from viano_bug_analysis.schema_errors import check, describe_first
 from viano_bug_analysis.schemas import schema_validator
 from viano_bug_analysis.tools.batch import request_batch
@@ -560,11 +566,7 @@ class _InterpretationLog:
         rel = self._dir / _name(attempt, event)
         record = self._files.read_document(rel)
         if record is not None and not _SHAPES[event](record):
-            raise PackageFileError(
-                "package_corrupt",
-                f"a stored package file is damaged: not an interpretation {event} record",
-                {"path": rel.as_posix(), "reason": f"not an interpretation {event} record"},
-            )
+            raise not_a_record(rel, f"not an interpretation {event} record")
         return record
 
     def put(self, attempt: int, event: str, record: Any) -> None:
@@ -592,27 +594,13 @@ def _is_call(record: dict[str, Any]) -> bool:
     )
 
 
-def _is_reply(record: dict[str, Any]) -> bool:
-    chat = record.get("chat")
-    if not (isinstance(chat, dict) and isinstance(chat.get("content"), str)):
-        return False
-    usage = chat.get("usage")
-    return usage is None or (isinstance(usage, dict) and type(usage.get("total_tokens")) is int)
-
-
 def _is_decision(record: dict[str, Any]) -> bool:
-    status, response = record.get("status"), record.get("response")
-    return (
-        status in ("accepted", "rejected")
-        and (isinstance(response, dict) if status == "accepted" else response is None)
-        and type(record.get("invalid_responses")) is int
-        and isinstance(record.get("call_record_sha256"), str)
-    )
+    return is_decision(record) and isinstance(record.get("call_record_sha256"), str)
 
 
 _SHAPES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "call": _is_call,
-    "reply": _is_reply,
+    "reply": is_reply,
     "decision": _is_decision,
 }
 

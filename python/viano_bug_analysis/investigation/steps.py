@@ -44,7 +44,7 @@ class StepLog:
         rel = STEPS_DIR / _name(hypothesis, step, attempt, event)
         record = self._files.read_document(rel)
         if record is not None and not _SHAPES[event](record):
-            raise _not_a_record(rel, event)
+            raise not_a_record(rel, f"not a {event} record")
         return record
 
     def put(self, hypothesis: str, step: int, attempt: int, event: str, record: Any) -> None:
@@ -67,7 +67,7 @@ class StepLog:
         rel = OUTCOMES_DIR / _outcome_name(hypothesis)
         record = self._files.read_document(rel)
         if record is not None and not _is_outcome(record, hypothesis):
-            raise _not_a_record(rel, "outcome")
+            raise not_a_record(rel, "not a outcome record")
         return record
 
     def put_outcome(self, hypothesis: str, record: Any) -> None:
@@ -108,23 +108,39 @@ def _is_call(record: dict[str, Any]) -> bool:
     return isinstance(record.get("prompt_version"), str) and isinstance(record.get("context"), dict)
 
 
-def _is_reply(record: dict[str, Any]) -> bool:
+def is_reply(record: dict[str, Any]) -> bool:
+    """A stored model answer (``{"chat": ...}``), as the step log and the case
+    interpretation's log both keep it."""
     chat = record.get("chat")
     if not (isinstance(chat, dict) and isinstance(chat.get("content"), str)):
         return False
-    # The controller settles the call's reservation from the stored usage.
+    # The caller settles the call's reservation from the stored usage.
     usage = chat.get("usage")
     return usage is None or (isinstance(usage, dict) and type(usage.get("total_tokens")) is int)
 
 
-def _is_decision(record: dict[str, Any]) -> bool:
+def is_decision(record: dict[str, Any]) -> bool:
+    """What every stored decision holds, in the step log and the case
+    interpretation's log alike (each log adds its own fields)."""
     status, response = record.get("status"), record.get("response")
     return (
         status in ("accepted", "rejected")
         and (isinstance(response, dict) if status == "accepted" else response is None)
         and type(record.get("invalid_responses")) is int
-        and isinstance(record.get("notes"), list)
     )
+
+
+def not_a_record(rel: PurePosixPath, reason: str) -> PackageFileError:
+    """``package_corrupt`` for a stored record that lacks what its readers index."""
+    return PackageFileError(
+        "package_corrupt",
+        f"a stored package file is damaged: {reason}",
+        {"path": rel.as_posix(), "reason": reason},
+    )
+
+
+def _is_decision(record: dict[str, Any]) -> bool:
+    return is_decision(record) and isinstance(record.get("notes"), list)
 
 
 def _is_dispatch(record: dict[str, Any]) -> bool:
@@ -144,20 +160,11 @@ def _is_outcome(record: dict[str, Any], hypothesis: str) -> bool:
 
 _SHAPES = {
     "call": _is_call,
-    "reply": _is_reply,
-    "repair": _is_reply,  # the answer to a repair call, stored like a reply
+    "reply": is_reply,
+    "repair": is_reply,  # the answer to a repair call, stored like a reply
     "decision": _is_decision,
     "dispatch": _is_dispatch,
 }
-
-
-def _not_a_record(rel: PurePosixPath, kind: str) -> PackageFileError:
-    reason = f"not a {kind} record"
-    return PackageFileError(
-        "package_corrupt",
-        f"a stored package file is damaged: {reason}",
-        {"path": rel.as_posix(), "reason": reason},
-    )
 
 
 def _outcome_name(hypothesis: str) -> str:
@@ -180,4 +187,7 @@ __all__ = [
     "StepLog",
     "check_writable",
     "investigation_directories",
+    "is_decision",
+    "is_reply",
+    "not_a_record",
 ]
