@@ -355,7 +355,14 @@ def test_missing_key_in_environment(env: dict[str, str], source: str) -> None:
     with pytest.raises(LlmError) as caught:
         make_client("http://127.0.0.1:9/v1", env=env)
     assert caught.value.code == "llm_key_missing"
-    assert caught.value.details == {"source": source}
+    # The message names the variable and what to do about it (found by the
+    # README journey: "no API key found (environment)" said neither).
+    assert caught.value.details == {
+        "source": source,
+        "key": "llm.api_key_env",
+        "variable": "VBA_TEST_LLM_KEY",
+    }
+    assert "VBA_TEST_LLM_KEY" in str(caught.value) and "llm.api_key_file" in str(caught.value)
 
 
 def test_key_with_a_line_break_is_refused_without_echo(tmp_path: Path) -> None:

@@ -168,8 +168,18 @@ def resolve_api_key(config: LlmConfig, environ: Mapping[str, str] | None = None)
     """
     if config.api_key_env is not None:
         env = os.environ if environ is None else environ
-        value = env.get(config.api_key_env, "")
-        return _checked_key(value.strip(), "environment")
+        value = env.get(config.api_key_env, "").strip()
+        if not value:
+            # The variable's name is the operator's configuration, not a secret:
+            # saying it (and the way out) is what lets the operator fix it.
+            raise LlmError(
+                KEY_MISSING,
+                f"no API key found: the environment variable {config.api_key_env} "
+                "(llm.api_key_env) is unset or empty; set it, name a key file with "
+                "llm.api_key_file instead, or leave both out for a server that needs no key",
+                {"source": "environment", "key": "llm.api_key_env", "variable": config.api_key_env},
+            )
+        return _checked_key(value, "environment")
     if config.api_key_file is not None:
         raw = read_regular_file(
             config.api_key_file,
