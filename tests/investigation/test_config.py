@@ -89,3 +89,13 @@ def test_vba_schema_prints_the_configuration_schema() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert '"title": "investigation-config-v1"' in done.stdout
+
+
+def test_the_example_configuration_loads_and_needs_no_key() -> None:
+    """config/investigate.example.toml, the file the docs tell an operator to copy."""
+    example = Path(__file__).resolve().parents[2] / "config" / "investigate.example.toml"
+    config = load_investigation_config(example)
+    assert config.llm.base_urls == ("http://127.0.0.1:8080/v1",)
+    assert config.llm.api_key_env is None and config.llm.api_key_file is None
+    assert config.settings.response_recovery_version == 1
+    assert config.research_config is None
