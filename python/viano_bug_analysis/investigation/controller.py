@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
@@ -57,7 +57,7 @@ from viano_bug_analysis.investigation.evidence import (
     EvidenceError,
     EvidenceStore,
 )
-from viano_bug_analysis.investigation.llm import ChatResult
+from viano_bug_analysis.investigation.llm import ChatModel
 from viano_bug_analysis.investigation.project_context import load_index, project_prompt_context
 from viano_bug_analysis.investigation.prompts import (
     CURRENT_PROJECT_VERSION,
@@ -89,10 +89,6 @@ from viano_bug_analysis.tools.router import InvestigationToolRouter
 _DONE = "done"  # a dispatch ended the hypothesis (budget), not the case
 Progress = Callable[[str], None]
 StepHook = Callable[[str], None]
-
-
-class ChatModel(Protocol):
-    def chat(self, messages: list[dict[str, str]]) -> ChatResult: ...
 
 
 @dataclass(frozen=True)

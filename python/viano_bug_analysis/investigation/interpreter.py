@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from viano_bug_analysis.case.canonical import canonical_bytes as case_bytes
 from viano_bug_analysis.case.canonical import sha256_hex as case_sha256
@@ -68,7 +68,7 @@ from viano_bug_analysis.investigation.interpretation_prompt import (
     REPORT_LABEL,
     build_messages,
 )
-from viano_bug_analysis.investigation.llm import ChatResult
+from viano_bug_analysis.investigation.llm import ChatModel
 from viano_bug_analysis.investigation.project_context import project_prompt_context
 from viano_bug_analysis.investigation.recovery import (
     CallRecordStore,
@@ -114,10 +114,6 @@ PROJECT_RESEARCH_DISABLED = "project_research_disabled"
 
 Progress = Callable[[str], None]
 StepHook = Callable[[str], None]
-
-
-class ChatModel(Protocol):
-    def chat(self, messages: list[dict[str, str]]) -> ChatResult: ...
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from viano_bug_analysis.investigation.llm.errors import (
 )
 from viano_bug_analysis.investigation.llm.invalid_responses import InvalidResponseCounter
 from viano_bug_analysis.investigation.llm.messages import (
+    ChatModel,
     ChatRequest,
     ChatResult,
     TokenUsage,
@@ -61,6 +62,7 @@ __all__ = [
     "UNEXPECTED_STATUS",
     "ApiKey",
     "ChatClient",
+    "ChatModel",
     "ChatRequest",
     "ChatResult",
     "Endpoint",

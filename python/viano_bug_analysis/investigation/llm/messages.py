@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 from viano_bug_analysis.investigation.llm.config import LlmConfig
 from viano_bug_analysis.investigation.llm.errors import INVALID_REPLY, MESSAGES_INVALID, LlmError
@@ -82,6 +82,13 @@ class ChatResult:
             "latency_ms": self.latency_ms,
             "request_sha256": self.request_sha256,
         }
+
+
+class ChatModel(Protocol):
+    """What the controller and the case interpreter ask: a ``ChatClient``, or a
+    test's scripted model."""
+
+    def chat(self, messages: list[dict[str, str]]) -> ChatResult: ...
 
 
 def build_request(config: LlmConfig, messages: Sequence[Mapping[str, str]]) -> ChatRequest:
@@ -186,6 +193,7 @@ def _invalid_reply(reason: str) -> LlmError:
 
 
 __all__ = [
+    "ChatModel",
     "ChatRequest",
     "ChatResult",
     "TokenUsage",
