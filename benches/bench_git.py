@@ -211,7 +211,9 @@ def _bench_warm(benchmark: Any, corpus: Corpus) -> dict[str, Any]:
 def _bench_second_process(benchmark: Any, corpus: Corpus, tmp: Path) -> dict[str, Any]:
     _describe(benchmark, corpus)
     cache = tmp / "content-cache"
-    filled = _ours(_source(corpus, cache))
+    first = _source(corpus, cache)
+    filled = _ours(first)
+    first.flush()  # what the first process does before it exits
     made: list[GitSource] = []
 
     def fresh() -> tuple[tuple[GitSource], dict[str, Any]]:
@@ -224,6 +226,14 @@ def _bench_second_process(benchmark: Any, corpus: Corpus, tmp: Path) -> dict[str
     return result
 
 
+def _ours_and_flush(source: GitSource) -> dict[str, Any]:
+    # The texts are written on a background thread after the answer; the
+    # round includes waiting for it: all the first process at a commit pays.
+    result = _ours(source)
+    source.flush()
+    return result
+
+
 def _bench_cold_filling(benchmark: Any, corpus: Corpus, tmp: Path) -> dict[str, Any]:
     _describe(benchmark, corpus)
     counter = itertools.count()
@@ -232,7 +242,9 @@ def _bench_cold_filling(benchmark: Any, corpus: Corpus, tmp: Path) -> dict[str, 
         shutil.rmtree(tmp / "filling", ignore_errors=True)
         return (_source(corpus, tmp / "filling" / str(next(counter))),), {}
 
-    result: dict[str, Any] = benchmark.pedantic(_ours, setup=fresh, rounds=10, warmup_rounds=1)
+    result: dict[str, Any] = benchmark.pedantic(
+        _ours_and_flush, setup=fresh, rounds=10, warmup_rounds=1
+    )
     return result
 
 

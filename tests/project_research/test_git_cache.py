@@ -115,6 +115,7 @@ def test_cache_disabled_filling_and_served_answer_the_same(
     plain = answers(GitSource(repo, head, url=URL, cache_bytes=0))
     filling = GitSource(repo, head, url=URL, cache_bytes=0, disk_cache=cache)
     assert answers(filling) == plain
+    filling.flush()  # what a process does at exit (the texts are written in the background)
     served = GitSource(repo, head, url=URL, cache_bytes=0, disk_cache=cache)
     assert answers(served) == plain
     assert served.cache_info()["blobs_read"] == 0

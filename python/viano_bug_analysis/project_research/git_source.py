@@ -37,10 +37,12 @@ docs/project-research-v1.md). Answers never depend on either cache.
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -70,6 +72,19 @@ REGISTRATION_NOTE = (
 )
 
 _COMMIT = re.compile(r"[0-9a-fA-F]{40}")
+
+# Sources with a persistent cache: the native side writes a search's texts
+# on a background thread, which must finish before the process exits (a
+# process that dies mid-write leaves only a temporary file, deleted later).
+_WITH_DISK_CACHE: weakref.WeakSet[GitSource] = weakref.WeakSet()
+
+
+def _flush_disk_caches() -> None:
+    for source in list(_WITH_DISK_CACHE):
+        source.flush()
+
+
+atexit.register(_flush_disk_caches)
 
 
 class GitSource:
@@ -139,9 +154,17 @@ class GitSource:
         """Opens the repository and lists the commit now; returns its number of files."""
         return len(self._listing(self._deadline()))
 
+    def flush(self) -> None:
+        """Waits until the persistent cache has every text the searches so
+        far stored (done at process exit and by ``close``)."""
+        repo = self._repo
+        if repo is not None:
+            repo.flush()
+
     def close(self) -> None:
         """Drops the repository handle, the listing and the content cache (the
         next query opens the repository again)."""
+        self.flush()
         with self._lock:
             self._repo = None
             self._tree = None
@@ -383,6 +406,8 @@ class GitSource:
                         disk_cache=self.disk_cache,
                         disk_cache_bytes=self.disk_cache_bytes,
                     )
+                    if self.disk_cache is not None:
+                        _WITH_DISK_CACHE.add(self)
                 self._tree = self._repo.tree(
                     self.commit, max_entries=TREE_ENTRY_LIMIT, timeout_s=_left(deadline)
                 )

@@ -150,6 +150,13 @@ impl SourceText {
     /// every blob (the copy is made once, with the BOM and `\r` already
     /// handled, and no zero-filled buffer per blob).
     pub fn decode_slice(raw: &[u8]) -> CoreResult<Self> {
+        Self::decode_slice_unchanged(raw).map(|(text, _)| text)
+    }
+
+    /// [`Self::decode_slice`], and whether the text is byte for byte the
+    /// raw input (no BOM removed, no line end changed), so that a hash of
+    /// the text is the hash of the raw bytes.
+    pub fn decode_slice_unchanged(raw: &[u8]) -> CoreResult<(Self, bool)> {
         let checked = check_raw(raw)?;
         let body = &raw[if checked.had_bom { BOM.len() } else { 0 }..];
         let text = if checked.has_cr {
@@ -157,7 +164,8 @@ impl SourceText {
         } else {
             body.to_vec()
         };
-        Ok(Self::from_checked(text, &checked))
+        let unchanged = !checked.had_bom && !checked.has_cr;
+        Ok((Self::from_checked(text, &checked), unchanged))
     }
 
     /// A checked text with BOM removed and line ends normalized (which

@@ -100,6 +100,13 @@ impl PyGitRepository {
         Ok(py.detach(|| store.sha256_hex(&blob_ids, ALL_CORES, deadline))?)
     }
 
+    /// Waits until the persistent cache's background writer has put the
+    /// last search's texts in place (call before the process exits).
+    fn flush(&self, py: Python<'_>) {
+        let store = Arc::clone(&self.store);
+        py.detach(|| store.flush_disk());
+    }
+
     /// `(hits, rejected, segments written, segments evicted)` of the
     /// persistent cache, or None without one.
     fn disk_cache_info(&self) -> Option<(u64, u64, u64, u64)> {

@@ -18,12 +18,22 @@
 //! A writer holds an exclusive lock on `lock` (`flock`) while it writes a
 //! segment, removes leftovers of crashed writers and evicts; a process that
 //! finds the lock taken does not wait and skips writing (the other writer
-//! is storing the same kind of work).
+//! is storing the same kind of work). In a process, a search's segment is
+//! written by one background thread after the answer is made (joined
+//! before the next segment, by `flush` and on drop); a process killed
+//! while it writes leaves a `tmp-*` file that no reader opens and the next
+//! writer deletes. The writer streams each text into the file once, taking
+//! its checksum (and, for a text that decoding left byte for byte as the
+//! blob, its SHA-256) on the way, and writes the table last, at the front.
 //!
 //! # Never trusted
 //! A segment's header and entry table carry CRC-32 checksums and the file's
-//! length, and every entry the checksum of its text and line index, checked
-//! each time the entry is loaded into a process. A truncated, corrupted or
+//! length, and every entry the checksum of its text, line index and the
+//! SHA-256 of the raw blob (the provenance a search hit carries, so that a
+//! served search reads no blob from git), checked each time the entry is
+//! loaded into a process: by the worker that searches the text, in the
+//! same pass as the ASCII check, right before the search reads it again
+//! from the CPU cache. A truncated, corrupted or
 //! foreign file is never used: its blobs are read from git again and stored
 //! in a new segment, and the next writer deletes the bad file. No fsync: a
 //! file torn by a crash fails these checks and is rebuilt the same way.
@@ -40,12 +50,16 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
+use std::io::{Seek, SeekFrom};
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use gix_hash::ObjectId;
+use sha2::{Digest, Sha256};
 
 use super::cache::Content;
 use super::mapped::map_file;
@@ -54,9 +68,13 @@ use crate::core::error::{CoreError, CoreResult};
 use crate::core::text::{SharedBytes, SourceText, TextFacts};
 
 const MAGIC: &[u8; 8] = b"VBAGITC\x01";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+const LISTING_VERSION: u32 = 1;
 const HEADER_LEN: usize = 64;
-const ENTRY_LEN: usize = 64;
+const ENTRY_LEN: usize = 96;
+/// The checks of an entry run over its text in pieces of this size, so
+/// that the checksum and the ASCII check read each piece from memory once.
+const CHECK_CHUNK: usize = 16 << 10;
 const SEGMENT_PREFIX: &str = "seg-";
 const SEGMENT_SUFFIX: &str = ".vbc";
 const TEMP_PREFIX: &str = "tmp-";
@@ -74,6 +92,22 @@ const VERDICT_BINARY: u8 = 1;
 const VERDICT_NOT_UTF8: u8 = 2;
 const FLAG_BOM: u8 = 1;
 const FLAG_ASCII: u8 = 2;
+const FLAG_SHA256: u8 = 4;
+
+/// What the writer knows of the SHA-256 of a blob's raw bytes (what a
+/// search hit carries as provenance).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawDigest {
+    /// Computed from the raw bytes already.
+    Known([u8; 32]),
+    /// The decoded text is byte for byte the raw blob: the writer hashes it.
+    TextIsRaw,
+    /// Not known (the entry is stored without one).
+    Unknown,
+}
+
+/// One blob to store: its ID, its content and what is known of its digest.
+pub type Fresh = (ObjectId, Content, RawDigest);
 
 /// One entry of a segment's table, checked against the file's bounds.
 #[derive(Debug, Clone, Copy)]
@@ -87,6 +121,7 @@ struct Entry {
     text_len: usize,
     index_start: usize,
     blocks: usize,
+    sha256: [u8; 32],
 }
 
 /// One segment file, mapped, with its entry table parsed.
@@ -113,6 +148,15 @@ impl Found {
     pub fn segment_rejected(&self) -> bool {
         self.segment.rejected.load(Ordering::Relaxed)
     }
+
+    /// The stored SHA-256 of the raw blob, unchecked: for passing on to the
+    /// next segment with a content that passed its checks.
+    pub fn raw_digest(&self) -> RawDigest {
+        match self.segment.entries.get(self.entry) {
+            Some(e) if e.flags & FLAG_SHA256 != 0 => RawDigest::Known(e.sha256),
+            _ => RawDigest::Unknown,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -132,9 +176,85 @@ pub struct DiskStats {
     pub rejected: u64,
     pub segments_written: u64,
     pub segments_evicted: u64,
+    /// SHA-256 digests served from entries instead of read from git.
+    pub digests: u64,
 }
 
+/// The persistent cache of one store: what readers use, plus the one
+/// background thread that writes the segment of the last search (so that
+/// writing never delays the answer). The thread is joined before the next
+/// segment is written, by [`DiskCache::flush`], and when the cache is
+/// dropped; a process killed while it writes leaves only a `tmp-*` file,
+/// which no reader looks at and the next writer deletes.
 pub struct DiskCache {
+    shared: Arc<Shared>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Deref for DiskCache {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
+}
+
+impl Drop for DiskCache {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+impl DiskCache {
+    /// Opens (creating it if needed) the cache directory, bounded to
+    /// `max_bytes` of segment files.
+    pub fn open(dir: &Path, max_bytes: u64) -> CoreResult<Self> {
+        Ok(DiskCache {
+            shared: Arc::new(Shared::open(dir, max_bytes)?),
+            writer: Mutex::new(None),
+        })
+    }
+
+    /// Waits until the segment being written (if any) is in place.
+    pub fn flush(&self) {
+        let pending = self
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(handle) = pending {
+            let _ = handle.join();
+        }
+    }
+
+    /// The counters, once the pending segment is written.
+    pub fn stats(&self) -> DiskStats {
+        self.flush();
+        self.shared.stats()
+    }
+
+    /// Stores the texts and verdicts of blobs just read from git in one new
+    /// segment, on a background thread (after the previous one is done).
+    /// Best effort, as [`Shared::store_now`].
+    pub fn store(&self, items: Vec<Fresh>) {
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(handle) = writer.take() {
+            let _ = handle.join();
+        }
+        let shared = Arc::clone(&self.shared);
+        let items = Arc::new(items);
+        let for_thread = Arc::clone(&items);
+        match std::thread::Builder::new()
+            .name("vba-cache-writer".into())
+            .spawn(move || shared.store_now(&for_thread))
+        {
+            Ok(handle) => *writer = Some(handle),
+            // No thread to be had: write now rather than not at all.
+            Err(_) => self.shared.store_now(&items),
+        }
+    }
+}
+
+pub struct Shared {
     dir: PathBuf,
     max_bytes: u64,
     state: Mutex<State>,
@@ -142,6 +262,7 @@ pub struct DiskCache {
     rejected: AtomicU64,
     written: AtomicU64,
     evicted: AtomicU64,
+    digests: AtomicU64,
 }
 
 fn unusable_dir() -> CoreError {
@@ -150,10 +271,8 @@ fn unusable_dir() -> CoreError {
     }
 }
 
-impl DiskCache {
-    /// Opens (creating it if needed) the cache directory, bounded to
-    /// `max_bytes` of segment files.
-    pub fn open(dir: &Path, max_bytes: u64) -> CoreResult<Self> {
+impl Shared {
+    fn open(dir: &Path, max_bytes: u64) -> CoreResult<Self> {
         fs::create_dir_all(dir).map_err(|_| unusable_dir())?;
         if !fs::metadata(dir).map_err(|_| unusable_dir())?.is_dir() {
             return Err(unusable_dir());
@@ -161,7 +280,7 @@ impl DiskCache {
         // The lock file must be creatable: a cache that cannot be written
         // is a configuration mistake, not something to ignore silently.
         lock_file(dir).map_err(|_| unusable_dir())?;
-        Ok(DiskCache {
+        Ok(Shared {
             dir: dir.to_path_buf(),
             max_bytes,
             state: Mutex::new(State::default()),
@@ -169,15 +288,17 @@ impl DiskCache {
             rejected: AtomicU64::new(0),
             written: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
+            digests: AtomicU64::new(0),
         })
     }
 
-    pub fn stats(&self) -> DiskStats {
+    fn stats(&self) -> DiskStats {
         DiskStats {
             hits: self.hits.load(Ordering::Relaxed),
             rejected: self.rejected.load(Ordering::Relaxed),
             segments_written: self.written.load(Ordering::Relaxed),
             segments_evicted: self.evicted.load(Ordering::Relaxed),
+            digests: self.digests.load(Ordering::Relaxed),
         }
     }
 
@@ -220,6 +341,22 @@ impl DiskCache {
         }
     }
 
+    /// The stored SHA-256 of the raw blob of a found entry, once the whole
+    /// entry passes its checks (`None`: not stored, or the entry failed).
+    pub fn sha256(&self, found: &Found) -> Option<[u8; 32]> {
+        let e = found.segment.entries.get(found.entry)?;
+        if e.flags & FLAG_SHA256 == 0 || e.verdict != VERDICT_TEXT {
+            return None;
+        }
+        if !found.segment.check(e) {
+            self.rejected.fetch_add(1, Ordering::Relaxed);
+            self.forget(&found.segment);
+            return None;
+        }
+        self.digests.fetch_add(1, Ordering::Relaxed);
+        Some(e.sha256)
+    }
+
     /// Drops a segment that failed a check from this process's view and
     /// leaves it to the next writer to delete.
     fn forget(&self, segment: &Arc<Segment>) {
@@ -234,10 +371,10 @@ impl DiskCache {
     /// Stores the texts and verdicts of blobs just read from git in one new
     /// segment. Best effort: when another process holds the writer lock, or
     /// anything fails, nothing is stored and the search is not affected.
-    pub fn store(&self, items: &[(ObjectId, Content)]) {
-        let items: Vec<&(ObjectId, Content)> = items
+    pub fn store_now(&self, items: &[Fresh]) {
+        let items: Vec<&Fresh> = items
             .iter()
-            .filter(|(_, content)| !matches!(content, Err(SkipReason::TooLarge)))
+            .filter(|(_, content, _)| !matches!(content, Err(SkipReason::TooLarge)))
             .collect();
         if items.is_empty() {
             return;
@@ -283,7 +420,7 @@ impl DiskCache {
         self.write(&listing_name(commit), file_len, |path| {
             let mut header = [0u8; LISTING_HEADER_LEN];
             header[..8].copy_from_slice(LISTING_MAGIC);
-            header[8..12].copy_from_slice(&VERSION.to_le_bytes());
+            header[8..12].copy_from_slice(&LISTING_VERSION.to_le_bytes());
             header[12..16].copy_from_slice(&(entries.len() as u32).to_le_bytes());
             header[16..24].copy_from_slice(&file_len.to_le_bytes());
             header[24..44].copy_from_slice(commit.as_bytes());
@@ -469,7 +606,7 @@ fn listing_body(entries: &[TreeEntry]) -> Vec<u8> {
 fn parse_listing(all: &[u8], commit: &ObjectId) -> Option<Vec<TreeEntry>> {
     if all.len() < LISTING_HEADER_LEN
         || &all[..8] != LISTING_MAGIC
-        || read_u32(all, 8) != VERSION
+        || read_u32(all, 8) != LISTING_VERSION
         || crc32fast::hash(&all[..48]) != read_u32(all, 48)
         || read_u64(all, 16) != all.len() as u64
         || &all[24..44] != commit.as_bytes()
@@ -541,18 +678,37 @@ impl Segment {
         })
     }
 
-    /// The entry's content once its checksum matches.
-    fn content(&self, i: usize) -> Option<Content> {
-        let e = self.entries.get(i)?;
+    /// Checks an entry in one pass over its text: the checksum of text,
+    /// line index and digest, and for a text flagged ASCII that it is (an
+    /// ASCII flag on other text would fold wrongly). Each piece of the text
+    /// is read from memory once for both.
+    fn check(&self, e: &Entry) -> bool {
         let all = (*self.bytes).as_ref();
         let text = &all[e.text_start..e.text_start + e.text_len];
         let index = &all[e.index_start..e.index_start + 4 * e.blocks];
+        let ascii = e.flags & FLAG_ASCII != 0;
         let mut crc = crc32fast::Hasher::new();
-        crc.update(text);
+        let mut ok = true;
+        for piece in text.chunks(CHECK_CHUNK) {
+            crc.update(piece);
+            ok &= !ascii || piece.is_ascii();
+        }
         crc.update(index);
-        if crc.finalize() != e.crc {
+        crc.update(&e.sha256);
+        ok && crc.finalize() == e.crc
+    }
+
+    /// The entry's content once it passes [`Self::check`]; run by the
+    /// worker that searches the text right after, so the checks of all
+    /// entries run in parallel and the text is then read from the CPU cache.
+    fn content(&self, i: usize) -> Option<Content> {
+        let e = self.entries.get(i)?;
+        if !self.check(e) {
             return None;
         }
+        let all = (*self.bytes).as_ref();
+        let text = &all[e.text_start..e.text_start + e.text_len];
+        let index = &all[e.index_start..e.index_start + 4 * e.blocks];
         match e.verdict {
             VERDICT_BINARY => Some(Err(SkipReason::Binary)),
             VERDICT_NOT_UTF8 => Some(Err(SkipReason::NotUtf8)),
@@ -566,10 +722,7 @@ impl Segment {
                     is_ascii: e.flags & FLAG_ASCII != 0,
                     line_count: e.line_count as usize,
                 };
-                // An ASCII flag on non-ASCII text would fold wrongly.
-                if facts.is_ascii && !text.is_ascii() {
-                    return None;
-                }
+                debug_assert!(!facts.is_ascii || text.is_ascii());
                 let text = SourceText::from_parts(
                     Arc::clone(&self.bytes),
                     e.text_start,
@@ -623,6 +776,7 @@ fn parse_table(all: &[u8]) -> Option<Vec<Entry>> {
             text_len,
             index_start,
             blocks,
+            sha256: r[64..96].try_into().ok()?,
         };
         if entries.last().is_some_and(|p: &Entry| p.oid >= entry.oid) {
             return None;
@@ -652,7 +806,7 @@ fn pad8(n: u64) -> u64 {
 }
 
 impl Layout {
-    fn of(items: &[&(ObjectId, Content)]) -> Layout {
+    fn of(items: &[&Fresh]) -> Layout {
         let mut order: Vec<usize> = (0..items.len()).collect();
         order.sort_by_key(|&i| items[i].0);
         order.dedup_by_key(|i| items[*i].0);
@@ -673,18 +827,49 @@ impl Layout {
     }
 }
 
-fn write_segment(
-    path: &Path,
-    items: &[&(ObjectId, Content)],
-    layout: &Layout,
-) -> std::io::Result<()> {
+/// Writes a segment in one pass over the texts: header and table are left
+/// as zeros (a file torn here fails every check), each text is written
+/// while its checksum and, where the writer computes it, its SHA-256 are
+/// taken, then the table and header are written at the front.
+fn write_segment(path: &Path, items: &[&Fresh], layout: &Layout) -> std::io::Result<()> {
     let file = OpenOptions::new().write(true).create_new(true).open(path)?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
-    let mut table = Vec::with_capacity(layout.order.len() * ENTRY_LEN);
+    let table_len = layout.order.len() * ENTRY_LEN;
+    let zeros = [0u8; 8];
+    out.write_all(&vec![0u8; HEADER_LEN + table_len])?;
+    let mut table = Vec::with_capacity(table_len);
+    let mut at = (HEADER_LEN + table_len) as u64;
     for (&i, &(text_at, index_at)) in layout.order.iter().zip(&layout.places) {
-        let (oid, content) = items[i];
+        let (oid, content, digest) = items[i];
         let (text, index) = parts(content);
-        let (verdict, flags, lines) = match content {
+        debug_assert_eq!(at, text_at);
+        let mut crc = crc32fast::Hasher::new();
+        let mut sha = (content.is_ok() && *digest == RawDigest::TextIsRaw).then(Sha256::new);
+        for piece in text.chunks(CHECK_CHUNK) {
+            crc.update(piece);
+            if let Some(sha) = sha.as_mut() {
+                sha.update(piece);
+            }
+            out.write_all(piece)?;
+        }
+        at += text.len() as u64;
+        out.write_all(&zeros[..(index_at - at) as usize])?;
+        at = index_at;
+        for block in index {
+            let bytes = block.to_le_bytes();
+            crc.update(&bytes);
+            out.write_all(&bytes)?;
+        }
+        at += 4 * index.len() as u64;
+        let next = pad8(at);
+        out.write_all(&zeros[..(next - at) as usize])?;
+        at = next;
+        let sha256: Option<[u8; 32]> = match (content, digest) {
+            (Ok(_), RawDigest::Known(known)) => Some(*known),
+            (Ok(_), RawDigest::TextIsRaw) => sha.map(|sha| sha.finalize().into()),
+            _ => None,
+        };
+        let (verdict, mut flags, lines) = match content {
             Ok(t) => {
                 let f = t.facts();
                 let flags =
@@ -694,11 +879,11 @@ fn write_segment(
             Err(SkipReason::Binary) => (VERDICT_BINARY, 0, 0),
             Err(_) => (VERDICT_NOT_UTF8, 0, 0),
         };
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(text);
-        for block in index {
-            crc.update(&block.to_le_bytes());
+        if sha256.is_some() {
+            flags |= FLAG_SHA256;
         }
+        let sha256 = sha256.unwrap_or([0; 32]);
+        crc.update(&sha256);
         let mut row = [0u8; ENTRY_LEN];
         row[..20].copy_from_slice(oid.as_bytes());
         row[20] = verdict;
@@ -709,8 +894,10 @@ fn write_segment(
         row[40..48].copy_from_slice(&(text.len() as u64).to_le_bytes());
         row[48..56].copy_from_slice(&index_at.to_le_bytes());
         row[56..60].copy_from_slice(&(index.len() as u32).to_le_bytes());
+        row[64..96].copy_from_slice(&sha256);
         table.extend_from_slice(&row);
     }
+    debug_assert_eq!(at, layout.file_len);
     let mut header = [0u8; HEADER_LEN];
     header[..8].copy_from_slice(MAGIC);
     header[8..12].copy_from_slice(&VERSION.to_le_bytes());
@@ -719,26 +906,15 @@ fn write_segment(
     header[24..28].copy_from_slice(&crc32fast::hash(&table).to_le_bytes());
     let header_crc = crc32fast::hash(&header[..28]);
     header[28..32].copy_from_slice(&header_crc.to_le_bytes());
-    out.write_all(&header)?;
-    out.write_all(&table)?;
-    let mut at = (HEADER_LEN + table.len()) as u64;
-    let zeros = [0u8; 8];
-    for (&i, &(text_at, index_at)) in layout.order.iter().zip(&layout.places) {
-        let (text, index) = parts(&items[i].1);
-        debug_assert_eq!(at, text_at);
-        out.write_all(text)?;
-        at += text.len() as u64;
-        out.write_all(&zeros[..(index_at - at) as usize])?;
-        at = index_at;
-        for block in index {
-            out.write_all(&block.to_le_bytes())?;
-        }
-        at += 4 * index.len() as u64;
-        let next = pad8(at);
-        out.write_all(&zeros[..(next - at) as usize])?;
-        at = next;
-    }
-    debug_assert_eq!(at, layout.file_len);
-    out.flush()?;
+    let mut file = out.into_inner().map_err(|e| e.into_error())?;
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(&table_front(&header, &table))?;
     Ok(())
+}
+
+fn table_front(header: &[u8; HEADER_LEN], table: &[u8]) -> Vec<u8> {
+    let mut front = Vec::with_capacity(HEADER_LEN + table.len());
+    front.extend_from_slice(header);
+    front.extend_from_slice(table);
+    front
 }

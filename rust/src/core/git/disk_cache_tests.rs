@@ -35,6 +35,8 @@ fn search(store: &GitStore, commit: &str) -> Answer {
     let found = store
         .search(&tree, &selection, "literal", "foo", PAGE, 2, None)
         .unwrap();
+    // The segment is written in the background: wait for it.
+    store.flush_disk();
     let hits = found
         .hits
         .iter()
@@ -341,11 +343,124 @@ fn a_read_stores_nothing_and_the_file_count_is_bounded() {
         let mut id = [0u8; 20];
         id[..4].copy_from_slice(&n.to_le_bytes());
         let oid = gix_hash::ObjectId::from_bytes_or_panic(&id);
-        disk.store(&[(oid, Err(SkipReason::Binary))]);
+        disk.store_now(&[(oid, Err(SkipReason::Binary), disk_cache::RawDigest::Unknown)]);
     }
     assert_eq!(segments(&many).len(), disk_cache::MAX_FILES);
     assert_eq!(disk.stats().segments_evicted, 20);
     std::fs::remove_dir_all(dir).unwrap();
     std::fs::remove_dir_all(cache).unwrap();
     std::fs::remove_dir_all(many).unwrap();
+}
+
+/// The first table row's field at `offset`, as a file position.
+fn row_field(bytes: &[u8], row: usize, offset: usize) -> usize {
+    let at = 64 + row * 96 + offset;
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize
+}
+
+/// Damage to one entry, found by the worker that was about to search it,
+/// costs that entry only: the others are served, the answer is the one
+/// without any cache, and the new segment holds all of them again.
+#[test]
+fn one_damaged_entry_found_mid_search_is_read_from_git_alone() {
+    let (dir, commit) = repo("disk-mid");
+    let expected = search(&GitStore::open(&dir, 1 << 20, None).unwrap(), &commit);
+    for row in 0..4 {
+        let cache = cache_dir("mid");
+        search(&store(&dir, &cache, 1 << 20), &commit);
+        let [segment] = segments(&cache).try_into().unwrap();
+        let mut bytes = std::fs::read(&segment).unwrap();
+        let text_len = row_field(&bytes, row, 40);
+        if text_len == 0 {
+            // The binary's verdict has no text: damage its stored checksum.
+            bytes[64 + row * 96 + 28] ^= 1;
+            // (the table checksum then fails: the whole file is rejected)
+        } else {
+            let start = row_field(&bytes, row, 32);
+            bytes[start + text_len - 1] ^= 0x01;
+        }
+        std::fs::write(&segment, &bytes).unwrap();
+        let next = store(&dir, &cache, 1 << 20);
+        assert_eq!(search(&next, &commit), expected, "row {row}");
+        let stats = next.disk_stats().unwrap();
+        assert!(stats.rejected >= 1, "row {row}");
+        if text_len > 0 {
+            assert_eq!(next.blobs_read(), 1, "row {row}: only the damaged entry");
+            assert_eq!(stats.hits, 3, "row {row}: the others were served");
+        }
+        let third = store(&dir, &cache, 1 << 20);
+        assert_eq!(search(&third, &commit), expected, "row {row}");
+        assert_eq!(third.blobs_read(), 0, "row {row}");
+        std::fs::remove_dir_all(cache).unwrap();
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A served search needs the SHA-256 of its hit blobs: the entries carry
+/// them (checked with the entry), for a text stored as read (z.txt) and
+/// one whose line ends decoding changed (a.txt, CRLF).
+#[test]
+fn stored_digests_serve_sha256_and_are_checked() {
+    let (dir, commit) = repo("disk-sha");
+    let cache = cache_dir("sha");
+    let plain = GitStore::open(&dir, 1 << 20, None).unwrap();
+    let tree = plain.tree(&commit, 100, 1, None).unwrap();
+    let ids: Vec<String> = [&b"z.txt"[..], b"a.txt", b"a/b/c.sql", b"bin.dat"]
+        .iter()
+        .map(|p| tree.readable_file(p).unwrap().oid.to_string())
+        .collect();
+    let expected = plain.sha256_hex(&ids, 1, None).unwrap();
+    search(&store(&dir, &cache, 1 << 20), &commit);
+    let second = store(&dir, &cache, 1 << 20);
+    assert_eq!(second.sha256_hex(&ids, 2, None).unwrap(), expected);
+    // Three texts carry a digest; the binary's is read from git.
+    assert_eq!(second.disk_stats().unwrap().digests, 3);
+    // A damaged digest fails the entry's checksum: read from git instead.
+    let [segment] = segments(&cache).try_into().unwrap();
+    let mut bytes = std::fs::read(&segment).unwrap();
+    for row in 0..4 {
+        bytes[64 + row * 96 + 64] ^= 0x80;
+    }
+    // Keep the table checksum right so that only the entry checks see it.
+    let count = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let table = crc32fast::hash(&bytes[64..64 + count * 96]);
+    bytes[24..28].copy_from_slice(&table.to_le_bytes());
+    let header = crc32fast::hash(&bytes[..28]);
+    bytes[28..32].copy_from_slice(&header.to_le_bytes());
+    std::fs::write(&segment, &bytes).unwrap();
+    let third = store(&dir, &cache, 1 << 20);
+    assert_eq!(third.sha256_hex(&ids, 2, None).unwrap(), expected);
+    let stats = third.disk_stats().unwrap();
+    assert_eq!(stats.digests, 0);
+    assert!(stats.rejected >= 1);
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
+}
+
+/// What a writer killed mid-write leaves (a `tmp-*` file, complete or not)
+/// is never read and is deleted by the next writer.
+#[test]
+fn a_killed_writers_temp_file_is_ignored_and_cleaned() {
+    let (dir, commit) = repo("disk-killed");
+    let cache = cache_dir("killed");
+    let expected = search(&GitStore::open(&dir, 1 << 20, None).unwrap(), &commit);
+    search(&store(&dir, &cache, 1 << 20), &commit);
+    let [segment] = segments(&cache).try_into().unwrap();
+    // A complete segment under a temp name, and a torn one.
+    let bytes = std::fs::read(&segment).unwrap();
+    std::fs::write(cache.join("tmp-complete"), &bytes).unwrap();
+    std::fs::write(cache.join("tmp-torn"), &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::remove_file(&segment).unwrap();
+    let next = store(&dir, &cache, 1 << 20);
+    assert_eq!(search(&next, &commit), expected);
+    assert_eq!(next.blobs_read(), 4, "a temp file is never read");
+    let names: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with("tmp-")), "{names:?}");
+    assert_eq!(segments(&cache).len(), 1);
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
 }

@@ -227,6 +227,28 @@ fn phase_profile() {
         .iter()
         .flat_map(|t| t.as_bytes().iter().copied())
         .collect();
+    let blobs: Vec<_> = selection
+        .files
+        .iter()
+        .map(|&i| (tree.entries()[i].oid, tree.entries()[i].size))
+        .collect();
+    let mut unique: Vec<_> = blobs.iter().map(|&(oid, _)| oid).collect();
+    unique.sort_unstable();
+    unique.dedup();
+    row(
+        "  find: list the directory, map, check the tables",
+        median(|| {
+            let cache = super::disk_cache::DiskCache::open(&disk, 1 << 32).unwrap();
+            drop(cache.find(&unique));
+        }),
+    );
+    row(
+        "  load every entry (checks, line index; no search)",
+        median(|| {
+            let store = with_disk();
+            drop(store.contents(&blobs, max, 0, None).unwrap());
+        }),
+    );
     row(
         "  CRC-32 of every text, one thread",
         median(|| {

@@ -11,7 +11,7 @@ use gix_object::Find;
 use sha2::{Digest, Sha256};
 
 use super::cache::{BlobCache, Content};
-use super::disk_cache::{DiskCache, DiskStats, Found};
+use super::disk_cache::{DiskCache, DiskStats, Found, Fresh, RawDigest};
 use super::location::objects_dir;
 use super::objects::{
     check_deadline, commit_header, header_size, parse_oid, read_blob_into, unreadable, Objects,
@@ -96,9 +96,18 @@ impl GitStore {
         self.blobs_read.load(Ordering::Relaxed)
     }
 
-    /// The persistent cache's counters (`None` without one).
+    /// The persistent cache's counters (`None` without one), once the
+    /// segment being written is in place.
     pub fn disk_stats(&self) -> Option<DiskStats> {
         self.disk.as_ref().map(DiskCache::stats)
+    }
+
+    /// Waits until the persistent cache's background writer is done (a
+    /// process calls this before it exits; dropping the store does too).
+    pub fn flush_disk(&self) {
+        if let Some(disk) = &self.disk {
+            disk.flush();
+        }
     }
 
     /// `(entries, estimated bytes)` of the content cache.
@@ -213,6 +222,7 @@ impl GitStore {
                 None => vec![None; unique.len()],
             };
             let items: Vec<(ObjectId, Option<Found>)> = unique.iter().copied().zip(found).collect();
+            let storing = store_on_disk && self.disk.is_some();
             let loaded =
                 self.map_blobs(&items, threads, deadline, |repo, scratch, (oid, found)| {
                     // A cache entry that fails its checks is read from git again.
@@ -220,40 +230,51 @@ impl GitStore {
                         .as_ref()
                         .zip(self.disk.as_ref())
                         .and_then(|(found, disk)| disk.load(found));
-                    let (content, from_git) = match cached {
-                        Some(content) => (content, false),
-                        None => (read_text(repo, scratch, oid, max_bytes)?, true),
+                    let (content, from_git, digest) = match cached {
+                        Some(content) => (content, false, RawDigest::Unknown),
+                        None => {
+                            let (content, digest) =
+                                read_text(repo, scratch, oid, max_bytes, storing)?;
+                            (content, true, digest)
+                        }
                     };
                     let extra = then(&content);
-                    Ok((content, extra, from_git))
+                    Ok((content, extra, from_git, digest))
                 })?;
-            let from_git = loaded.iter().filter(|(_, _, from_git)| *from_git).count();
+            let from_git = loaded
+                .iter()
+                .filter(|(_, _, from_git, _)| *from_git)
+                .count();
             self.blobs_read
                 .fetch_add(from_git as u64, Ordering::Relaxed);
             // What to store: blobs read from git, and blobs loaded from a
             // segment that failed a check elsewhere (it is about to go).
-            let fresh: Vec<(ObjectId, Content)> = items
+            let fresh: Vec<Fresh> = items
                 .iter()
                 .zip(&loaded)
-                .filter(|((_, found), (_, _, from_git))| {
-                    *from_git || found.as_ref().is_some_and(Found::segment_rejected)
+                .filter_map(|((oid, found), (content, _, from_git, digest))| {
+                    let digest = match found {
+                        _ if *from_git => *digest,
+                        Some(found) if found.segment_rejected() => found.raw_digest(),
+                        _ => return None,
+                    };
+                    Some((*oid, content.clone(), digest))
                 })
-                .map(|((oid, _), (content, _, _))| (*oid, content.clone()))
                 .collect();
             for (i, oid) in missing {
                 let at = unique.binary_search(&oid).unwrap_or_default();
-                let (content, extra, _) = &loaded[at];
+                let (content, extra, _, _) = &loaded[at];
                 out[i] = Some((content.clone(), extra.clone()));
             }
-            if let Some(disk) = self.disk.as_ref().filter(|_| store_on_disk) {
-                disk.store(&fresh);
+            if let Some(disk) = self.disk.as_ref().filter(|_| storing && !fresh.is_empty()) {
+                disk.store(fresh);
             }
             let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
             cache.insert_many(
                 unique
                     .into_iter()
                     .zip(loaded)
-                    .map(|(oid, (content, _, _))| (oid, content))
+                    .map(|(oid, (content, _, _, _))| (oid, content))
                     .filter(|(_, content)| !matches!(content, Err(SkipReason::TooLarge))),
             );
         }
@@ -388,8 +409,22 @@ impl GitStore {
             .iter()
             .map(|id| parse_oid(id.as_ref()))
             .collect::<CoreResult<Vec<_>>>()?;
-        self.map_blobs(&oids, threads, deadline, |repo, scratch, oid| {
-            let digest: [u8; 32] = Sha256::digest(read_blob_into(repo, oid, scratch)?).into();
+        // A digest stored with a text in the persistent cache (checked with
+        // the entry) saves reading the blob from git.
+        let found: Vec<Option<Found>> = match &self.disk {
+            Some(disk) => disk.find(&oids),
+            None => vec![None; oids.len()],
+        };
+        let items: Vec<(ObjectId, Option<Found>)> = oids.into_iter().zip(found).collect();
+        self.map_blobs(&items, threads, deadline, |repo, scratch, (oid, found)| {
+            let stored = found
+                .as_ref()
+                .zip(self.disk.as_ref())
+                .and_then(|(found, disk)| disk.sha256(found));
+            let digest: [u8; 32] = match stored {
+                Some(digest) => digest,
+                None => Sha256::digest(read_blob_into(repo, oid, scratch)?).into(),
+            };
             Ok(digest.iter().fold(String::with_capacity(64), |mut out, b| {
                 let _ = write!(out, "{b:02x}");
                 out
@@ -421,20 +456,31 @@ impl GitStore {
 
 /// The decoded text of a blob, or why it has none. The blob is inflated
 /// into the worker's scratch buffer and copied once into the text's own.
+/// With `for_disk`, also what the persistent cache's writer needs for the
+/// SHA-256 of the raw bytes: hashed here only when decoding changed them
+/// (a BOM or `\r`, rare), else left to the writer, which hashes the text.
 fn read_text(
     repo: &Objects,
     scratch: &mut Vec<u8>,
     oid: &ObjectId,
     max_bytes: u64,
-) -> CoreResult<Content> {
+    for_disk: bool,
+) -> CoreResult<(Content, RawDigest)> {
     let data = read_blob_into(repo, oid, scratch)?;
     if data.len() as u64 > max_bytes {
         // The listed size was wrong; still never decode past the limit.
-        return Ok(Err(SkipReason::TooLarge));
+        return Ok((Err(SkipReason::TooLarge), RawDigest::Unknown));
     }
-    match SourceText::decode_slice(data) {
-        Ok(text) => Ok(Ok(Arc::new(text))),
-        Err(CoreError::NulByte { .. }) => Ok(Err(SkipReason::Binary)),
-        Err(_) => Ok(Err(SkipReason::NotUtf8)),
+    match SourceText::decode_slice_unchanged(data) {
+        Ok((text, unchanged)) => {
+            let digest = match (for_disk, unchanged) {
+                (false, _) => RawDigest::Unknown,
+                (true, true) => RawDigest::TextIsRaw,
+                (true, false) => RawDigest::Known(Sha256::digest(data).into()),
+            };
+            Ok((Ok(Arc::new(text)), digest))
+        }
+        Err(CoreError::NulByte { .. }) => Ok((Err(SkipReason::Binary), RawDigest::Unknown)),
+        Err(_) => Ok((Err(SkipReason::NotUtf8), RawDigest::Unknown)),
     }
 }
