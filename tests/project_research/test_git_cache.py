@@ -271,3 +271,97 @@ def test_an_unusable_cache_dir_is_an_outage_named_in_the_error(
         source.check()
     assert info.value.details.get("what") == "cannot use the content cache directory"
     assert source.disk_cache_info() == {"hits": 0, "rejected": 0, "written": 0, "evicted": 0}
+
+
+# A search, then a kill -9 of this very process while the background writer
+# has its temporary file open (polled for in the cache directory).
+KILLED = """
+import os, signal, sys, time
+from viano_bug_analysis.project_research.git_source import GitSource
+repo, commit, cache = sys.argv[1:4]
+source = GitSource(repo, commit, url="https://git.example.invalid/big.git", disk_cache=cache)
+source.search(text="needle", case_sensitive=True, path_prefix=None, offset=0, limit=100)
+give_up = time.monotonic() + 30
+while time.monotonic() < give_up:
+    names = os.listdir(cache)
+    if any(n.startswith("tmp-") for n in names):
+        print("writing", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    if any(n.startswith("seg-") for n in names):
+        break
+print("missed", flush=True)
+"""
+
+# A search and a normal exit without any call that waits for the writer.
+EXITS = """
+import sys
+from viano_bug_analysis.project_research.git_source import GitSource
+repo, commit, cache = sys.argv[1:4]
+source = GitSource(repo, commit, url="https://git.example.invalid/big.git", disk_cache=cache)
+source.search(text="needle", case_sensitive=True, path_prefix=None, offset=0, limit=100)
+"""
+
+
+@pytest.fixture(scope="module")
+def big_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    # ~25 MB of text, so that writing the segment takes long enough to be caught.
+    repo = tmp_path_factory.mktemp("cache-big")
+    subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
+    line = b"".join(b"line %d of a generated file, no match here\n" % i for i in range(6000))
+    files = {f"f{n:03d}.txt": line + b"needle %d\n" % n for n in range(100)}
+    return repo, commit(repo, files)
+
+
+def big_search(repo: Path, head: str, cache: Path | None) -> dict[str, Any]:
+    source = GitSource(repo, head, url="https://git.example.invalid/big.git", disk_cache=cache)
+    result = source.search(
+        text="needle", case_sensitive=True, path_prefix=None, offset=0, limit=100
+    )
+    source.close()
+    return result
+
+
+def test_kill_9_while_writing_leaves_only_a_temp_file(
+    big_repo: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, head = big_repo
+    expected = big_search(repo, head, None)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(repo), head, str(cache)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout == "writing\n", "the kill must land while the segment is written"
+    assert done.returncode == -9
+    names = {p.name for p in cache.iterdir()}
+    assert any(n.startswith("tmp-") for n in names), names
+    assert not segments(cache), "no segment appears from a killed write"
+    # The next process ignores the temporary file, answers the same, writes
+    # the segment and removes what the killed writer left.
+    source = GitSource(repo, head, url="https://git.example.invalid/big.git", disk_cache=cache)
+    found = source.search(text="needle", case_sensitive=True, path_prefix=None, offset=0, limit=100)
+    assert found == expected
+    assert source.cache_info()["blobs_read"] == 100
+    source.close()
+    assert not any(p.name.startswith("tmp-") for p in cache.iterdir())
+    assert len(segments(cache)) == 1
+    assert big_search(repo, head, cache) == expected
+
+
+def test_a_process_that_just_exits_still_leaves_its_segment(
+    big_repo: tuple[Path, str], tmp_path: Path
+) -> None:
+    repo, head = big_repo
+    cache = tmp_path / "cache"
+    subprocess.run(
+        [sys.executable, "-c", EXITS, str(repo), head, str(cache)], check=True, timeout=120
+    )
+    assert len(segments(cache)) == 1
+    assert not any(p.name.startswith("tmp-") for p in cache.iterdir())
+    served = GitSource(repo, head, url="https://git.example.invalid/big.git", disk_cache=cache)
+    served.search(text="needle", case_sensitive=True, path_prefix=None, offset=0, limit=100)
+    assert served.cache_info()["blobs_read"] == 0
