@@ -1,11 +1,14 @@
 """A small investigated package for the store tests: built without research, then
 investigated with a scripted model (one source.find_text step, which takes
 evidence E1 from a router result, then a conclusion), optionally stopped at a
-controller hook point as a kill there would stop it."""
+controller hook point as a kill there would stop it; and the pieces the
+investigation and end-to-end tests share to script one (the find query, an
+answer, a client of the scripted server, a ``vba`` child process)."""
 
 from __future__ import annotations
 
 import contextlib
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,8 +22,11 @@ from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController, RunOutcome
 from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 
-FIND = {
-    "kind": "tool",
+REPO = Path(__file__).resolve().parents[2]
+
+# The first query of the built case's hypotheses: a ``source.find_text`` on the
+# diagnostics log, as the interpreter proposes it and as a tool step.
+FIND_QUERY: dict[str, Any] = {
     "operation": "source.find_text",
     "arguments": {
         "source_refs": ["diag-001"],
@@ -30,20 +36,27 @@ FIND = {
         "limit": 5,
     },
 }
-CONCLUDE = {"kind": "conclusion", "summary": "done"}
+FIND: dict[str, Any] = {"kind": "tool", **FIND_QUERY}
+CONCLUDE: dict[str, Any] = {"kind": "conclusion", "summary": "done"}
 SETTINGS = InvestigationSettings(response_recovery_version=1)
 
 
-def answer(next_step: dict[str, Any]) -> str:
+def answer(next_step: dict[str, Any], evidence: list[Any] | None = None, *, hid: str = "H1") -> str:
+    """An undetermined investigation answer of hypothesis ``hid`` that takes ``next_step``."""
     return orjson.dumps(
         {
-            "hypothesis_id": "H1",
+            "hypothesis_id": hid,
             "assessment": "undetermined",
             "confidence": 0.5,
-            "evidence": [],
+            "evidence": evidence or [],
             "next": next_step,
         }
     ).decode()
+
+
+def scripted_client(server: ScriptedLlmServer) -> ChatClient:
+    """A ChatClient that asks ``server`` once per call (no retries)."""
+    return ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
 
 
 SCRIPT = [answer(FIND), answer(CONCLUDE)]
@@ -64,8 +77,9 @@ def investigate(root: Path, server: ScriptedLlmServer, *, stop_at: str | None = 
         if point == stop_at:
             raise Stopped(point)
 
-    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
-    controller = InvestigationController(root, model=client, settings=SETTINGS, after_step=hook)
+    controller = InvestigationController(
+        root, model=scripted_client(server), settings=SETTINGS, after_step=hook
+    )
     return controller.run()
 
 
@@ -88,3 +102,8 @@ def write_config(tmp_path: Path, server: ScriptedLlmServer) -> Path:
 
 def vba(*args: str) -> list[str]:
     return [sys.executable, "-m", "viano_bug_analysis.cli", *args]
+
+
+def run_vba(*args: str) -> subprocess.CompletedProcess[str]:
+    """``vba ARGS`` in a child process from the repository root, its output as text."""
+    return subprocess.run(vba(*args), capture_output=True, text=True, cwd=REPO, check=False)

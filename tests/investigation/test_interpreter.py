@@ -18,6 +18,7 @@ import pytest
 
 from tests.case.builder.conftest import case_spec
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.package_fixtures import FIND_QUERY, scripted_client
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.errors import InterpretationError
@@ -29,7 +30,6 @@ from viano_bug_analysis.investigation.interpretation_prompt import (
     example_hypothesis,
 )
 from viano_bug_analysis.investigation.interpreter import CaseInterpreter
-from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.recovery import CallRecordStore
 from viano_bug_analysis.investigation.recovery.repair import contract_errors
 from viano_bug_analysis.schema_errors import check
@@ -37,16 +37,6 @@ from viano_bug_analysis.schemas import load_schema
 
 SETTINGS = InvestigationSettings(response_recovery_version=1, invalid_response_limit=3)
 
-FIND: dict[str, Any] = {
-    "operation": "source.find_text",
-    "arguments": {
-        "source_refs": ["diag-001"],
-        "text": "QuestID",
-        "case_sensitive": True,
-        "offset": 0,
-        "limit": 5,
-    },
-}
 READ: dict[str, Any] = {
     "operation": "source.read_context",
     "arguments": {"source_ref": "diag-001", "start_line": 1, "end_line": 4},
@@ -67,7 +57,7 @@ def answer(*items: Any) -> str:
 
 
 GOOD = answer(
-    hypothesis("The spell hit gives no quest credit.", FIND),
+    hypothesis("The spell hit gives no quest credit.", FIND_QUERY),
     hypothesis("The quest objective counts another creature.", READ),
 )
 
@@ -83,7 +73,7 @@ def built(tmp_path: Path, hypotheses: list[dict[str, str]] | None = None) -> Pat
 
 
 def interpreter(root: Path, server: ScriptedLlmServer, **kwargs: Any) -> CaseInterpreter:
-    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+    client = scripted_client(server)
     return CaseInterpreter(root, model=client, settings=kwargs.pop("settings", SETTINGS), **kwargs)
 
 
@@ -110,7 +100,7 @@ def test_a_case_without_hypotheses_gets_a_revision_with_proposed_ones(tmp_path: 
     assert origin["call_record_sha256"] == records[-1].sha256
     assert records[-1].document["prompt_id"] == "case_interpretation_v1"
     assert origin["interpreted_revision"] == 1
-    assert origin["first_query"] == FIND
+    assert origin["first_query"] == FIND_QUERY
     assert origin["rests_on"] == ["report", "diag-001"]
     # The budget account was charged what the server billed, and closed.
     account = BudgetManager(root).account("interpretation-r0001")
@@ -186,7 +176,7 @@ def test_every_form_of_the_example_is_a_valid_next_step(facts: list[dict[str, An
 def test_operator_hypotheses_keep_precedence_and_are_never_rewritten(tmp_path: Path) -> None:
     kept = [{"id": "H1", "statement": "The net's spell hit gives no quest credit."}]
     root = built(tmp_path, kept)
-    repeat = hypothesis("The net's spell hit gives NO quest credit.", FIND)
+    repeat = hypothesis("The net's spell hit gives NO quest credit.", FIND_QUERY)
     with ScriptedLlmServer([answer(repeat), GOOD]) as server:
         outcome = interpreter(root, server).run()
         assert "H1: The net's spell hit gives no quest credit." in user_prompt(server, 0)
@@ -202,14 +192,18 @@ def test_operator_hypotheses_keep_precedence_and_are_never_rewritten(tmp_path: P
     ("bad", "expected"),
     [
         (
-            answer(hypothesis("A.", FIND, ["report", "P7"])),
+            answer(hypothesis("A.", FIND_QUERY, ["report", "P7"])),
             "/hypotheses/0/rests_on: 1 label(s) were not shown; use only the labels of the "
             "facts list: report, diag-001",
         ),
         (
             answer(
                 hypothesis(
-                    "A.", {**FIND, "arguments": {**FIND["arguments"], "source_refs": ["nope"]}}
+                    "A.",
+                    {
+                        **FIND_QUERY,
+                        "arguments": {**FIND_QUERY["arguments"], "source_refs": ["nope"]},
+                    },
                 )
             ),
             "/hypotheses/0/first_query: the tool refuses it (unknown_source_ref",
@@ -271,7 +265,7 @@ def test_a_fenced_answer_is_normalized_not_charged(tmp_path: Path) -> None:
 
 def test_the_limit_blocks_and_an_operator_resume_carries_the_last_feedback(tmp_path: Path) -> None:
     root = built(tmp_path)
-    bad = answer(hypothesis("A.", FIND, ["P9"]))
+    bad = answer(hypothesis("A.", FIND_QUERY, ["P9"]))
     with ScriptedLlmServer([bad, bad, bad]) as server:
         outcome = interpreter(root, server).run()
         assert len(server.requests) == 3
@@ -316,7 +310,7 @@ def test_the_schema_is_bundled_with_the_recovery_marker() -> None:
 
 def test_stored_prompts_are_rebuilt_byte_for_byte(tmp_path: Path) -> None:
     root = built(tmp_path)
-    with ScriptedLlmServer([answer(hypothesis("A.", FIND, ["P9"])), GOOD]) as server:
+    with ScriptedLlmServer([answer(hypothesis("A.", FIND_QUERY, ["P9"])), GOOD]) as server:
         interpreter(root, server).run()
         sent = [r.messages for r in server.requests]
     folder = root / "analysis" / "interpretation" / "r0001"

@@ -25,8 +25,8 @@ import pytest
 
 from tests.e2e.crash import CHILD, KillAtCommit, Killed
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
-from tests.investigation.package_fixtures import write_config
-from tests.investigation.test_interpreter import FIND, GOOD, answer, built, hypothesis, interpreter
+from tests.investigation.package_fixtures import FIND_QUERY, write_config
+from tests.investigation.test_interpreter import GOOD, answer, built, hypothesis, interpreter
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.investigation.budget import BudgetManager
@@ -34,7 +34,8 @@ from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.recovery import CallRecordStore
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = [answer(hypothesis("A.", FIND, ["report", "P7"])), GOOD]  # one rejected, one accepted
+# One rejected answer, one accepted.
+SCRIPT = [answer(hypothesis("A.", FIND_QUERY, ["report", "P7"])), GOOD]
 BILLED = (11 + 7) * len(SCRIPT)  # what the scripted server bills
 
 

@@ -4,16 +4,22 @@ and a hypothesis added by a later revision after the others concluded is investi
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 
 from tests.case.builder.conftest import case_spec
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
-from tests.investigation.package_fixtures import SCRIPT, SETTINGS, vba, write_config
+from tests.investigation.package_fixtures import (
+    CONCLUDE,
+    SCRIPT,
+    SETTINGS,
+    answer,
+    run_vba,
+    scripted_client,
+    write_config,
+)
 from tests.investigation.test_interpreter import GOOD, built
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
@@ -21,30 +27,13 @@ from viano_bug_analysis.errors import CaseError, InterpretationError
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.interpreter import CaseInterpreter
-from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.steps import StepLog
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def answer(hid: str, next_step: dict[str, Any]) -> str:
-    return orjson.dumps(
-        {
-            "hypothesis_id": hid,
-            "assessment": "undetermined",
-            "confidence": 0.5,
-            "evidence": [],
-            "next": next_step,
-        }
-    ).decode()
-
-
-CONCLUDE: dict[str, Any] = {"kind": "conclusion", "summary": "done"}
 
 
 def run_controller(root: Path, server: ScriptedLlmServer) -> str:
-    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
-    return InvestigationController(root, model=client, settings=SETTINGS).run().state
+    return (
+        InvestigationController(root, model=scripted_client(server), settings=SETTINGS).run().state
+    )
 
 
 def test_the_controller_refuses_a_case_without_hypotheses(tmp_path: Path) -> None:
@@ -67,7 +56,7 @@ def test_a_hypothesis_added_after_the_others_concluded_is_investigated(tmp_path:
     spec["hypotheses"].append({"id": "H2", "statement": "The log names another quest."})
     spec_path.write_bytes(orjson.dumps(spec))
     assert CaseBuilder(spec_path, root).build().new_revision
-    with ScriptedLlmServer([answer("H2", CONCLUDE)]) as server:
+    with ScriptedLlmServer([answer(CONCLUDE, hid="H2")]) as server:
         assert run_controller(root, server) == "concluded"
         assert len(server.requests) == 1
         assert "Hypothesis H2:" in server.requests[0].messages[-1]["content"]
@@ -90,7 +79,7 @@ def test_a_reopened_investigation_starts_a_fresh_invalid_response_count(tmp_path
     spec_path = case_spec(tmp_path / "inputs")
     root = tmp_path / "package"
     CaseBuilder(spec_path, root).build()
-    wrong = answer("H1", {"kind": "tool", "operation": "source.grep", "arguments": {}})
+    wrong = answer({"kind": "tool", "operation": "source.grep", "arguments": {}})
     # H1 concludes after two rejected answers (the limit is 3).
     with ScriptedLlmServer([wrong, wrong, *SCRIPT]) as server:
         assert run_controller(root, server) == "concluded"
@@ -99,8 +88,8 @@ def test_a_reopened_investigation_starts_a_fresh_invalid_response_count(tmp_path
     spec_path.write_bytes(orjson.dumps(spec))
     assert CaseBuilder(spec_path, root).build().new_revision
     # One rejected answer of H2 is its first, not the case's third: H2 goes on.
-    wrong_h2 = answer("H2", {"kind": "tool", "operation": "source.grep", "arguments": {}})
-    with ScriptedLlmServer([wrong_h2, answer("H2", CONCLUDE)]) as server:
+    wrong_h2 = answer({"kind": "tool", "operation": "source.grep", "arguments": {}}, hid="H2")
+    with ScriptedLlmServer([wrong_h2, answer(CONCLUDE, hid="H2")]) as server:
         assert run_controller(root, server) == "concluded"
         assert len(server.requests) == 2
         # The retry is told what was wrong, not that an operator resumed anything.
@@ -111,16 +100,10 @@ def test_a_reopened_investigation_starts_a_fresh_invalid_response_count(tmp_path
 
 def test_vba_investigate_interprets_a_case_without_hypotheses_first(tmp_path: Path) -> None:
     root = built(tmp_path)
-    script = [GOOD, answer("H1", CONCLUDE), answer("H2", CONCLUDE)]
+    script = [GOOD, answer(CONCLUDE), answer(CONCLUDE, hid="H2")]
     with ScriptedLlmServer(script) as server:
         config = write_config(tmp_path, server)
-        done = subprocess.run(
-            vba("investigate", str(root), "--config", str(config)),
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-            check=False,
-        )
+        done = run_vba("investigate", str(root), "--config", str(config))
         assert len(server.requests) == 3
     assert done.returncode == 0, done.stderr
     assert "interpreted: H1, H2 (revision 2)" in done.stdout
@@ -133,20 +116,8 @@ def test_vba_interpret_prints_the_hypotheses_and_is_idempotent(tmp_path: Path) -
     root = built(tmp_path)
     with ScriptedLlmServer([GOOD]) as server:
         config = write_config(tmp_path, server)
-        first = subprocess.run(
-            vba("interpret", str(root), "--config", str(config)),
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-            check=False,
-        )
-        again = subprocess.run(
-            vba("interpret", str(root), "--config", str(config)),
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-            check=False,
-        )
+        first = run_vba("interpret", str(root), "--config", str(config))
+        again = run_vba("interpret", str(root), "--config", str(config))
         assert len(server.requests) == 1
     assert first.returncode == 0, first.stderr
     assert "H1: The spell hit gives no quest credit." in first.stdout
@@ -185,5 +156,5 @@ def test_a_rebuild_with_an_operator_hypothesis_keeps_the_interpreted_ones(tmp_pa
 
 
 def interpret(root: Path, server: ScriptedLlmServer) -> str:
-    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+    client = scripted_client(server)
     return CaseInterpreter(root, model=client, settings=SETTINGS).run().state

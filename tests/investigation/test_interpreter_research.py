@@ -22,14 +22,15 @@ from tests.case.builder.conftest import (  # noqa: F401 (fixtures)
     source_repo,
 )
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
-from tests.investigation.test_interpreter import FIND, answer, hypothesis, interpreter
+from tests.investigation.package_fixtures import CONCLUDE, FIND, FIND_QUERY, scripted_client
+from tests.investigation.package_fixtures import answer as step_answer
+from tests.investigation.test_interpreter import answer, hypothesis, interpreter
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.enrichment import research_origin, vcore_profile
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore
-from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.project_context import project_prompt_context
 from viano_bug_analysis.project_research import ProjectResearch, load_config
 
@@ -78,7 +79,7 @@ def test_enrichment_facts_are_labels_and_project_queries_first_steps(
     incomplete = answer(hypothesis("B.", no_limit, ["report"]))
     good = answer(
         hypothesis("The creature is not the quest's credit target.", ROWS, ["report", fact_ids[0]]),
-        hypothesis("The log names the quest.", FIND),
+        hypothesis("The log names the quest.", FIND_QUERY),
     )
     with ScriptedLlmServer([unknown, incomplete, good]) as server:
         outcome = interpreter(root, server, research_enabled=True).run()
@@ -98,31 +99,16 @@ def test_enrichment_facts_are_labels_and_project_queries_first_steps(
     # The investigation takes the proposed hypotheses over, with research: H1's
     # suggested first query runs as a project.query, H2's as a snapshot query.
     script = [
-        step_answer("H1", {"kind": "tool", **ROWS}),
-        step_answer("H1", CONCLUDE),
-        step_answer("H2", {"kind": "tool", **FIND}),
-        step_answer("H2", CONCLUDE),
+        step_answer({"kind": "tool", **ROWS}),
+        step_answer(CONCLUDE),
+        step_answer(FIND, hid="H2"),
+        step_answer(CONCLUDE, hid="H2"),
     ]
     with ScriptedLlmServer(script) as server, research_setup.research() as research:
-        client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+        client = scripted_client(server)
         settings = InvestigationSettings(response_recovery_version=1)
         run = InvestigationController(root, model=client, settings=settings, research=research)
         assert run.run().state == "concluded"
         assert len(server.requests) == len(script)
     kinds = [(r["hypothesis_id"], r["kind"]) for r in EvidenceStore(root).records()]
     assert kinds == [("H1", "project_query"), ("H2", "snapshot_query")]
-
-
-CONCLUDE: dict[str, Any] = {"kind": "conclusion", "summary": "done"}
-
-
-def step_answer(hid: str, next_step: dict[str, Any]) -> str:
-    return orjson.dumps(
-        {
-            "hypothesis_id": hid,
-            "assessment": "undetermined",
-            "confidence": 0.5,
-            "evidence": [],
-            "next": next_step,
-        }
-    ).decode()

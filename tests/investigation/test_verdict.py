@@ -12,6 +12,7 @@ import pytest
 
 from tests.e2e.crash import KillAtCommit, Killed
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.package_fixtures import scripted_client
 from tests.investigation.test_interpreter import GOOD, built
 from tests.report.package_fixture import (
     HYPOTHESES,
@@ -31,7 +32,6 @@ from viano_bug_analysis.durable import PackageLayout, compact_json
 from viano_bug_analysis.errors import PackageFileError
 from viano_bug_analysis.investigation import verdict as verdict_module
 from viano_bug_analysis.investigation.interpreter import CaseInterpreter
-from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.verdict import VerdictStore, build_verdict
 from viano_bug_analysis.jsonio import sha256_hex
@@ -202,7 +202,7 @@ def test_the_interpretation_answers_count_in_the_usage(tmp_path: Path) -> None:
     root = built(tmp_path)  # a case without hypotheses
     conclude = {"kind": "conclusion", "summary": "done"}
     with ScriptedLlmServer([GOOD, answer("H1", conclude), answer("H2", conclude)]) as server:
-        client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+        client = scripted_client(server)
         CaseInterpreter(root, model=client, settings=SETTINGS).run()
         assert investigate(root, server).state == "concluded"
     verdict = VerdictStore(root).current()
