@@ -35,6 +35,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import select
 import signal
 import sys
 import threading
@@ -417,9 +419,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     with _sigterm_exits():
         try:
             code: int = args.run(args)
+            sys.stdout.flush()  # a closed pipe fails here, not in the flush at exit
         except VbaError as err:
             return int(report(err))
+        except BrokenPipeError:
+            if not _stdout_reader_gone():
+                raise
+            return _stdout_closed()
     return int(code)
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe whose reading end is closed (``vba status | head``).
+
+    A broken pipe elsewhere (a socket) is not this case and is not hidden.
+    """
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _fd, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _stdout_closed() -> int:
+    """Ends a command whose reader of stdout went away, without a traceback.
+
+    Python prints one for the ``BrokenPipeError`` and again when it flushes
+    stdout at exit; stdout is pointed at /dev/null so that flush succeeds.
+    141 is 128 + SIGPIPE, what a shell reports for a writer the pipe ended.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 @contextlib.contextmanager
