@@ -14,6 +14,7 @@ import pytest
 from tests.case.builder.conftest import case_spec
 from tests.e2e.crash import KillAtCommit, Killed
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.package_fixtures import CONCLUDE, FIND, answer, scripted_client
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.errors import CaseError
@@ -22,34 +23,8 @@ from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore
-from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.tools.router import InvestigationToolRouter
-
-FIND = {
-    "kind": "tool",
-    "operation": "source.find_text",
-    "arguments": {
-        "source_refs": ["diag-001"],
-        "text": "QuestID",
-        "case_sensitive": True,
-        "offset": 0,
-        "limit": 5,
-    },
-}
-CONCLUDE = {"kind": "conclusion", "summary": "done"}
-
-
-def answer(next_step: dict[str, Any], evidence: list[Any] | None = None) -> str:
-    return orjson.dumps(
-        {
-            "hypothesis_id": "H1",
-            "assessment": "undetermined",
-            "confidence": 0.5,
-            "evidence": evidence or [],
-            "next": next_step,
-        }
-    ).decode()
 
 
 def package(tmp_path: Path, **spec: Any) -> Path:
@@ -59,8 +34,9 @@ def package(tmp_path: Path, **spec: Any) -> Path:
 
 
 def run(root: Path, server: ScriptedLlmServer, settings: InvestigationSettings, **kw: Any) -> Any:
-    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
-    return InvestigationController(root, model=client, settings=settings, **kw).run()
+    return InvestigationController(
+        root, model=scripted_client(server), settings=settings, **kw
+    ).run()
 
 
 def test_invalid_responses_block_and_an_operator_resume_continues(tmp_path: Path) -> None:

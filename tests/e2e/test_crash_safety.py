@@ -26,6 +26,7 @@ import pytest
 from tests.case.builder.conftest import ResearchSetup, case_spec
 from tests.e2e.crash import CHILD, KillAtCommit, Killed
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.package_fixtures import FIND
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.enrichment import research_origin, vcore_profile
@@ -50,17 +51,6 @@ GOOD = [
     {"column": "name", "operator": "contains", "value": "Wolpertinger"},
     {"column": "entry", "operator": "gt", "value": 90000},
 ]
-FIND = {
-    "kind": "tool",
-    "operation": "source.find_text",
-    "arguments": {
-        "source_refs": ["diag-001"],
-        "text": "QuestID",
-        "case_sensitive": True,
-        "offset": 0,
-        "limit": 5,
-    },
-}
 
 
 def answer(hid: str, next_step: dict[str, Any], evidence: list[Any] | None = None) -> str:

@@ -18,11 +18,16 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.case.builder.conftest import case_spec
 from tests.e2e.crash import KillAtCommit, Killed
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer, hang
+from tests.investigation.package_fixtures import (
+    CONCLUDE,
+    FIND,
+    answer,
+    built_package,
+    scripted_client,
+)
 from viano_bug_analysis import cli
-from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import MANIFEST_NAME, load_package
 from viano_bug_analysis.errors import CaseError
@@ -33,21 +38,8 @@ from viano_bug_analysis.investigation.commands import run_resume, status_documen
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore
-from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.steps import StepLog
 
-FIND = {
-    "kind": "tool",
-    "operation": "source.find_text",
-    "arguments": {
-        "source_refs": ["diag-001"],
-        "text": "QuestID",
-        "case_sensitive": True,
-        "offset": 0,
-        "limit": 5,
-    },
-}
-CONCLUDE = {"kind": "conclusion", "summary": "done"}
 BLOCKING = InvestigationSettings(invalid_response_limit=1, response_recovery_version=1)
 BLOCKED_STATUS = {
     "state": "blocked",
@@ -56,26 +48,8 @@ BLOCKED_STATUS = {
 }
 
 
-def answer(next_step: dict[str, Any]) -> str:
-    document = {
-        "hypothesis_id": "H1",
-        "assessment": "undetermined",
-        "confidence": 0.5,
-        "evidence": [],
-        "next": next_step,
-    }
-    return orjson.dumps(document).decode()
-
-
-def build(tmp_path: Path) -> Path:
-    root = tmp_path / "package"
-    CaseBuilder(case_spec(tmp_path / "inputs"), root).build()
-    return root
-
-
 def run(root: Path, server: ScriptedLlmServer, settings: InvestigationSettings) -> Any:
-    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
-    return InvestigationController(root, model=client, settings=settings).run()
+    return InvestigationController(root, model=scripted_client(server), settings=settings).run()
 
 
 def manifest_status(root: Path) -> dict[str, Any]:
@@ -89,7 +63,7 @@ def manifest_status(root: Path) -> dict[str, Any]:
 def test_a_kill_between_blocking_and_the_manifest_update_is_repaired_by_the_next_start(
     tmp_path: Path,
 ) -> None:
-    template = build(tmp_path)
+    template = built_package(tmp_path)
     clean = tmp_path / "clean"
     shutil.copytree(template, clean)
     with ScriptedLlmServer(["not json"]) as server, KillAtCommit(None) as count:
@@ -121,7 +95,7 @@ def test_a_kill_between_blocking_and_the_manifest_update_is_repaired_by_the_next
 def test_a_kill_inside_vba_resume_does_not_leave_the_case_refusing_queries(
     tmp_path: Path,
 ) -> None:
-    template = build(tmp_path)
+    template = built_package(tmp_path)
     with ScriptedLlmServer(["not json"]) as server:
         assert run(template, server, BLOCKING).state == "blocked"
     clean = tmp_path / "clean"
@@ -173,7 +147,7 @@ def investigate(root: Path, config: Path) -> list[str]:
 def test_a_second_investigation_of_the_package_stops_at_once_with_package_busy(
     tmp_path: Path,
 ) -> None:
-    root = build(tmp_path)
+    root = built_package(tmp_path)
     with ScriptedLlmServer([hang(60.0), answer(CONCLUDE)]) as server:
         config = config_file(tmp_path, server)
         first = subprocess.Popen(
@@ -229,7 +203,7 @@ def test_a_second_investigation_of_the_package_stops_at_once_with_package_busy(
 def test_resume_waits_for_no_one_while_an_investigation_holds_the_package(
     tmp_path: Path,
 ) -> None:
-    root = build(tmp_path)
+    root = built_package(tmp_path)
     with ScriptedLlmServer(["not json"]) as server:
         assert run(root, server, BLOCKING).state == "blocked"
     with package_lock(root, INVESTIGATION_LOCK, "investigation"):
@@ -249,7 +223,7 @@ def budget_figures(stderr: str) -> list[tuple[str, int]]:
 
 
 def test_the_progress_line_shows_the_budget_left_at_that_moment(tmp_path: Path) -> None:
-    root = build(tmp_path)
+    root = built_package(tmp_path)
     limit = InvestigationSettings().budget_per_hypothesis
     dispatch = InvestigationSettings().dispatch_cost
     with ScriptedLlmServer(["not json"]) as server:
