@@ -22,9 +22,10 @@
 //! written by one background thread after the answer is made (joined
 //! before the next segment, by `flush` and on drop); a process killed
 //! while it writes leaves a `tmp-*` file that no reader opens and the next
-//! writer deletes. The writer streams each text into the file once, taking
-//! its checksum (and, for a text that decoding left byte for byte as the
-//! blob, its SHA-256) on the way, and writes the table last, at the front.
+//! writer deletes. The writer writes each text into the file once, on
+//! every core (`pwrite` at its place), taking its checksum (and, for a text
+//! that decoding left byte for byte as the blob, its SHA-256) on the way,
+//! and writes the table last, at the front.
 //!
 //! # Never trusted
 //! A segment's header and entry table carry CRC-32 checksums and the file's
@@ -49,9 +50,9 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Write};
-use std::io::{Seek, SeekFrom};
+use std::io::Write;
 use std::ops::Deref;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -65,6 +66,7 @@ use super::cache::Content;
 use super::mapped::map_file;
 use super::tree::{sort_and_mark, EntryKind, SkipReason, TreeEntry};
 use crate::core::error::{CoreError, CoreResult};
+use crate::core::parallel::try_map_with;
 use crate::core::text::{SharedBytes, SourceText, TextFacts};
 
 const MAGIC: &[u8; 8] = b"VBAGITC\x01";
@@ -75,6 +77,9 @@ const ENTRY_LEN: usize = 96;
 /// The checks of an entry run over its text in pieces of this size, so
 /// that the checksum and the ASCII check read each piece from memory once.
 const CHECK_CHUNK: usize = 16 << 10;
+/// The writer hashes and writes a text in pieces of this size (one `pwrite`
+/// each, read again from the CPU cache).
+const WRITE_CHUNK: usize = 256 << 10;
 const SEGMENT_PREFIX: &str = "seg-";
 const SEGMENT_SUFFIX: &str = ".vbc";
 const TEMP_PREFIX: &str = "tmp-";
@@ -827,77 +832,27 @@ impl Layout {
     }
 }
 
-/// Writes a segment in one pass over the texts: header and table are left
-/// as zeros (a file torn here fails every check), each text is written
-/// while its checksum and, where the writer computes it, its SHA-256 are
-/// taken, then the table and header are written at the front.
+/// Writes a segment in one pass over the texts, on every core: the file is
+/// sized first (header and table still zeros, so a file torn here fails
+/// every check), each worker writes its entries at their places with
+/// `pwrite` while it takes each piece's checksum and, where the writer
+/// computes it, SHA-256, then the table and header are written at the front.
 fn write_segment(path: &Path, items: &[&Fresh], layout: &Layout) -> std::io::Result<()> {
     let file = OpenOptions::new().write(true).create_new(true).open(path)?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
-    let table_len = layout.order.len() * ENTRY_LEN;
-    let zeros = [0u8; 8];
-    out.write_all(&vec![0u8; HEADER_LEN + table_len])?;
-    let mut table = Vec::with_capacity(table_len);
-    let mut at = (HEADER_LEN + table_len) as u64;
-    for (&i, &(text_at, index_at)) in layout.order.iter().zip(&layout.places) {
-        let (oid, content, digest) = items[i];
-        let (text, index) = parts(content);
-        debug_assert_eq!(at, text_at);
-        let mut crc = crc32fast::Hasher::new();
-        let mut sha = (content.is_ok() && *digest == RawDigest::TextIsRaw).then(Sha256::new);
-        for piece in text.chunks(CHECK_CHUNK) {
-            crc.update(piece);
-            if let Some(sha) = sha.as_mut() {
-                sha.update(piece);
-            }
-            out.write_all(piece)?;
-        }
-        at += text.len() as u64;
-        out.write_all(&zeros[..(index_at - at) as usize])?;
-        at = index_at;
-        for block in index {
-            let bytes = block.to_le_bytes();
-            crc.update(&bytes);
-            out.write_all(&bytes)?;
-        }
-        at += 4 * index.len() as u64;
-        let next = pad8(at);
-        out.write_all(&zeros[..(next - at) as usize])?;
-        at = next;
-        let sha256: Option<[u8; 32]> = match (content, digest) {
-            (Ok(_), RawDigest::Known(known)) => Some(*known),
-            (Ok(_), RawDigest::TextIsRaw) => sha.map(|sha| sha.finalize().into()),
-            _ => None,
-        };
-        let (verdict, mut flags, lines) = match content {
-            Ok(t) => {
-                let f = t.facts();
-                let flags =
-                    if f.had_bom { FLAG_BOM } else { 0 } | if f.is_ascii { FLAG_ASCII } else { 0 };
-                (VERDICT_TEXT, flags, f.line_count as u32)
-            }
-            Err(SkipReason::Binary) => (VERDICT_BINARY, 0, 0),
-            Err(_) => (VERDICT_NOT_UTF8, 0, 0),
-        };
-        if sha256.is_some() {
-            flags |= FLAG_SHA256;
-        }
-        let sha256 = sha256.unwrap_or([0; 32]);
-        crc.update(&sha256);
-        let mut row = [0u8; ENTRY_LEN];
-        row[..20].copy_from_slice(oid.as_bytes());
-        row[20] = verdict;
-        row[21] = flags;
-        row[24..28].copy_from_slice(&lines.to_le_bytes());
-        row[28..32].copy_from_slice(&crc.finalize().to_le_bytes());
-        row[32..40].copy_from_slice(&text_at.to_le_bytes());
-        row[40..48].copy_from_slice(&(text.len() as u64).to_le_bytes());
-        row[48..56].copy_from_slice(&index_at.to_le_bytes());
-        row[56..60].copy_from_slice(&(index.len() as u32).to_le_bytes());
-        row[64..96].copy_from_slice(&sha256);
-        table.extend_from_slice(&row);
-    }
-    debug_assert_eq!(at, layout.file_len);
+    file.set_len(layout.file_len)?;
+    let slots: Vec<(usize, (u64, u64))> = layout
+        .order
+        .iter()
+        .copied()
+        .zip(layout.places.iter().copied())
+        .collect();
+    let rows = try_map_with(
+        &slots,
+        0,
+        || (),
+        |(), &(i, place)| write_entry(&file, items[i], place),
+    )?;
+    let table: Vec<u8> = rows.concat();
     let mut header = [0u8; HEADER_LEN];
     header[..8].copy_from_slice(MAGIC);
     header[8..12].copy_from_slice(&VERSION.to_le_bytes());
@@ -906,10 +861,63 @@ fn write_segment(path: &Path, items: &[&Fresh], layout: &Layout) -> std::io::Res
     header[24..28].copy_from_slice(&crc32fast::hash(&table).to_le_bytes());
     let header_crc = crc32fast::hash(&header[..28]);
     header[28..32].copy_from_slice(&header_crc.to_le_bytes());
-    let mut file = out.into_inner().map_err(|e| e.into_error())?;
-    file.seek(SeekFrom::Start(0))?;
-    file.write_all(&table_front(&header, &table))?;
-    Ok(())
+    file.write_all_at(&table_front(&header, &table), 0)
+}
+
+/// Writes one entry's text and line index at their places (the padding is
+/// the file's zeros) and returns its table row.
+fn write_entry(
+    file: &File,
+    (oid, content, digest): &Fresh,
+    (text_at, index_at): (u64, u64),
+) -> std::io::Result<[u8; ENTRY_LEN]> {
+    let (text, index) = parts(content);
+    let mut crc = crc32fast::Hasher::new();
+    let mut sha = (content.is_ok() && *digest == RawDigest::TextIsRaw).then(Sha256::new);
+    let mut at = text_at;
+    for piece in text.chunks(WRITE_CHUNK) {
+        crc.update(piece);
+        if let Some(sha) = sha.as_mut() {
+            sha.update(piece);
+        }
+        file.write_all_at(piece, at)?;
+        at += piece.len() as u64;
+    }
+    let index_bytes: Vec<u8> = index.iter().flat_map(|b| b.to_le_bytes()).collect();
+    crc.update(&index_bytes);
+    file.write_all_at(&index_bytes, index_at)?;
+    let sha256: Option<[u8; 32]> = match (content, digest) {
+        (Ok(_), RawDigest::Known(known)) => Some(*known),
+        (Ok(_), RawDigest::TextIsRaw) => sha.map(|sha| sha.finalize().into()),
+        _ => None,
+    };
+    let (verdict, mut flags, lines) = match content {
+        Ok(t) => {
+            let f = t.facts();
+            let flags =
+                if f.had_bom { FLAG_BOM } else { 0 } | if f.is_ascii { FLAG_ASCII } else { 0 };
+            (VERDICT_TEXT, flags, f.line_count as u32)
+        }
+        Err(SkipReason::Binary) => (VERDICT_BINARY, 0, 0),
+        Err(_) => (VERDICT_NOT_UTF8, 0, 0),
+    };
+    if sha256.is_some() {
+        flags |= FLAG_SHA256;
+    }
+    let sha256 = sha256.unwrap_or([0; 32]);
+    crc.update(&sha256);
+    let mut row = [0u8; ENTRY_LEN];
+    row[..20].copy_from_slice(oid.as_bytes());
+    row[20] = verdict;
+    row[21] = flags;
+    row[24..28].copy_from_slice(&lines.to_le_bytes());
+    row[28..32].copy_from_slice(&crc.finalize().to_le_bytes());
+    row[32..40].copy_from_slice(&text_at.to_le_bytes());
+    row[40..48].copy_from_slice(&(text.len() as u64).to_le_bytes());
+    row[48..56].copy_from_slice(&index_at.to_le_bytes());
+    row[56..60].copy_from_slice(&(index.len() as u32).to_le_bytes());
+    row[64..96].copy_from_slice(&sha256);
+    Ok(row)
 }
 
 fn table_front(header: &[u8; HEADER_LEN], table: &[u8]) -> Vec<u8> {

@@ -242,6 +242,23 @@ fn phase_profile() {
             drop(cache.find(&unique));
         }),
     );
+    {
+        let cache = super::disk_cache::DiskCache::open(&disk, 1 << 32).unwrap();
+        let found: Vec<_> = cache.find(&unique).into_iter().flatten().collect();
+        let started = Instant::now();
+        for f in &found {
+            drop(cache.load(f));
+        }
+        row(
+            "  first load of every entry, one thread (faults)",
+            started.elapsed(),
+        );
+        let started = Instant::now();
+        for f in &found {
+            drop(cache.load(f));
+        }
+        row("  again, same mapping, one thread", started.elapsed());
+    }
     row(
         "  load every entry (checks, line index; no search)",
         median(|| {
