@@ -234,6 +234,7 @@ def test_missing_credentials_exit_3(
     assert code == 3
     assert error_line(err)["details"] == {
         "key": "database.password_env",
+        "variable": "VBA_FAKE_DB_PASSWORD",
         "provider": "database",
         "reason": "credentials_missing",
     }

@@ -357,6 +357,10 @@ def test_missing_env_password_is_unavailable(
     assert info.value.code == "research_unavailable"
     assert info.value.reason == "credentials_missing"
     assert info.value.details["key"] == "database.password_env"
+    # It names the variable to set (found by the README journey: the message
+    # said only "not available from the configured source").
+    assert info.value.details["variable"] == "VBA_TEST_DB_PASSWORD"
+    assert "VBA_TEST_DB_PASSWORD" in str(info.value) and "password_file" in str(info.value)
 
 
 @pytest.mark.parametrize("content", [None, b"", b"\n", b"\xff\xfe"])

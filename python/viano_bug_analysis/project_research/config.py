@@ -152,11 +152,24 @@ class DatabaseConfig:
             except ValueError:  # unreadable, not a regular file, too large, not UTF-8
                 password = ""
             password = password.removesuffix("\n").removesuffix("\r")
+        if not password and self.password_env is not None:
+            # The variable's name is configuration, not a secret: naming it
+            # tells the operator what to set (a stdio MCP client, for one,
+            # passes only the variables its `env` names).
+            raise ResearchUnavailable(
+                "database",
+                "credentials_missing",
+                f"the database password is not available: the environment variable "
+                f"{self.password_env} (database.password_env) is unset or empty; set it "
+                "or name a file with database.password_file",
+                {"key": key, "variable": self.password_env},
+            )
         if not password:
             raise ResearchUnavailable(
                 "database",
                 "credentials_missing",
-                "the database password is not available from the configured source",
+                "the database password is not available: the file of database.password_file "
+                "is missing, unreadable or empty",
                 {"key": key},
             )
         return password
