@@ -70,7 +70,13 @@ def run_build(args: argparse.Namespace) -> int:
     except VbaError as err:
         progress.done()
         code = report(err)
-        if code == ExitCode.UNAVAILABLE:
+        if code == ExitCode.UNAVAILABLE and err.details.get("reason") == "credentials_missing":
+            # Running again changes nothing until the password is there.
+            sys.stderr.write(
+                "research unavailable: give the database password (the line above says "
+                "where it is looked for), then run the same command again to resume\n"
+            )
+        elif code == ExitCode.UNAVAILABLE:
             sys.stderr.write("research unavailable: run the same command again to resume\n")
         return code
     progress.done()
