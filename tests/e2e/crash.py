@@ -15,17 +15,28 @@ leaves behind are skipped by every reader, so their absence changes nothing).
         controller.run()
     count.commits
 
-``sigkill_after_commit`` (through ``CHILD``) does the same with a real
-``SIGKILL`` in a child process running ``vba``.
+``sigkill_after_commit`` (through ``CHILD``, or ``sigkill_vba``) does the same
+with a real ``SIGKILL`` in a child process running ``vba``;
+``sigkill_after_each_commit`` kills a scripted run after each of its commits in
+turn and checks that every rerun ends as the clean run.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
+import sys
 import threading
+from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Killed(BaseException):
@@ -96,4 +107,66 @@ CHILD = (
     "raise SystemExit(main(sys.argv[2:]))"
 )
 
-__all__ = ["CHILD", "KillAtCommit", "Killed", "sigkill_after_commit"]
+
+def sigkill_vba(kill_after: int, *args: str) -> int:
+    """``vba ARGS`` in a child process killed with SIGKILL right after its
+    ``kill_after``-th file commit (0: never); its exit code. A traceback on
+    stderr fails the test."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(kill_after), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode
+
+
+VbaRun = Callable[[Path, ScriptedLlmServer, int], int]
+
+
+def sigkill_after_each_commit(
+    template: Path, work: Path, script: list[str], vba: VbaRun, end: Callable[[Path], Any]
+) -> int:
+    """Kill-and-rerun over every file commit of a scripted ``vba`` run.
+
+    ``vba(package, server, kill_after)`` runs the command on ``package`` (through
+    ``sigkill_vba``) and returns its exit code. A copy of ``template`` is run to
+    the end first (the clean run); then for N = 1, 2, ... a fresh copy is killed
+    after commit N and run again: that rerun must exit 0 having asked the server
+    exactly ``script`` (none lost, none repeated), and ``end(package)`` must equal
+    ``end`` of the clean run. Stops when a run has fewer than N commits; returns
+    how many were killed after. The clean copy stays in ``work / "clean"``."""
+    clean = work / "clean"
+    shutil.copytree(template, clean)
+    with ScriptedLlmServer(script) as server:
+        assert vba(clean, server, 0) == 0
+    expected = end(clean)
+    stop = 1
+    while True:
+        package = work / f"s{stop:03d}"
+        shutil.copytree(template, package)
+        with ScriptedLlmServer(script) as server:
+            code = vba(package, server, stop)
+            if code == 0:  # the run had fewer commits than stop: all were killed after
+                shutil.rmtree(package)
+                return stop - 1
+            assert code == -signal.SIGKILL, f"commit {stop}: exit {code}"
+            assert vba(package, server, 0) == 0, f"commit {stop}"
+            assert len(server.requests) == len(script), f"commit {stop}"
+            assert server.unscripted == 0, f"commit {stop}"
+        assert end(package) == expected, f"commit {stop}"
+        shutil.rmtree(package)
+        stop += 1
+
+
+__all__ = [
+    "CHILD",
+    "KillAtCommit",
+    "Killed",
+    "sigkill_after_commit",
+    "sigkill_after_each_commit",
+    "sigkill_vba",
+]

@@ -15,8 +15,6 @@ with the checkpoint log.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ import orjson
 import pytest
 
 from tests.case.builder.conftest import ResearchSetup, case_spec
-from tests.e2e.crash import CHILD, KillAtCommit, Killed
+from tests.e2e.crash import KillAtCommit, Killed, sigkill_after_each_commit, sigkill_vba
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import FIND
 from viano_bug_analysis.case.builder import CaseBuilder
@@ -40,7 +38,6 @@ from viano_bug_analysis.investigation.recovery import CallRecordStore
 from viano_bug_analysis.investigation.steps import STEPS_DIR, StepLog
 from viano_bug_analysis.project_research import ProjectResearch, load_config
 
-REPO = Path(__file__).resolve().parents[2]
 SETTINGS = InvestigationSettings(
     max_steps=4, invalid_response_limit=3, response_recovery_version=1, dispatch_cost=100
 )
@@ -213,32 +210,13 @@ dispatch_cost = 100
 config = "{research_setup.config_path}"
 """
         )
-        command = [sys.executable, "-c", CHILD, str(kill_after), "investigate", str(package),
-                   "--config", str(config)]  # fmt: skip
-        done = subprocess.run(
-            command, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL
-        )
-        assert "Traceback" not in done.stderr, done.stderr
-        return done.returncode
+        return sigkill_vba(kill_after, "investigate", str(package), "--config", str(config))
 
-    clean = tmp_path / "clean"
-    shutil.copytree(template, clean)
-    with ScriptedLlmServer(SCRIPT) as server:
-        assert vba(clean, server, 0) == 0
-    expected = end_state(clean)
+    def end(package: Path) -> tuple[int, dict[str, Any]]:
+        return billed_by_journal(package), end_state(package)
 
-    stop = 0
-    while True:
-        stop += 1
-        package = tmp_path / f"s{stop:03d}"
-        shutil.copytree(template, package)
-        with ScriptedLlmServer(SCRIPT) as server:
-            if vba(package, server, stop) == 0:
-                break  # fewer commits than `stop`: every commit was killed after
-            assert vba(package, server, 0) == 0, stop
-            assert len(server.requests) == len(SCRIPT) and server.unscripted == 0, stop
-        assert billed_by_journal(package) == TOKENS_PER_REPLY * len(SCRIPT), stop
-        assert end_state(package) == expected, stop
-        shutil.rmtree(package)
-    print(f"\nvba investigate killed with SIGKILL after each of its {stop - 1} file commits")
-    assert stop > 30
+    commits = sigkill_after_each_commit(template, tmp_path, SCRIPT, vba, end)
+    # The journal charges exactly what the provider billed.
+    assert billed_by_journal(tmp_path / "clean") == TOKENS_PER_REPLY * len(SCRIPT)
+    assert commits >= 30
+    print(f"\nvba investigate killed with SIGKILL after each of its {commits} file commits")

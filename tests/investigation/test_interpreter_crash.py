@@ -15,15 +15,13 @@ the server billed, the same records and the same revision. The same holds for
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from tests.e2e.crash import CHILD, KillAtCommit, Killed
+from tests.e2e.crash import KillAtCommit, Killed, sigkill_after_each_commit, sigkill_vba
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import FIND_QUERY, write_config
 from tests.investigation.test_interpreter import GOOD, answer, built, hypothesis, interpreter
@@ -33,7 +31,6 @@ from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.recovery import CallRecordStore
 
-REPO = Path(__file__).resolve().parents[2]
 # One rejected answer, one accepted.
 SCRIPT = [answer(hypothesis("A.", FIND_QUERY, ["report", "P7"])), GOOD]
 BILLED = (11 + 7) * len(SCRIPT)  # what the scripted server bills
@@ -107,38 +104,12 @@ def test_vba_interpret_killed_with_sigkill_after_every_file_commit_resumes_exact
 
     def vba(package: Path, server: ScriptedLlmServer, kill_after: int) -> int:
         config = write_config(tmp_path, server)
-        command = [sys.executable, "-c", CHILD, str(kill_after), "interpret", str(package)]
-        done = subprocess.run(
-            [*command, "--config", str(config)],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        return done.returncode
+        return sigkill_vba(kill_after, "interpret", str(package), "--config", str(config))
 
-    clean = tmp_path / "clean"
-    shutil.copytree(template, clean)
-    with ScriptedLlmServer(SCRIPT) as server:
-        assert vba(clean, server, 0) == 0
-    expected = end_state(clean)
+    def end(package: Path) -> tuple[int, dict[str, Any]]:
+        return billed(package), end_state(package)
 
-    stop = 1
-    while True:
-        package = tmp_path / f"s{stop:03d}"
-        shutil.copytree(template, package)
-        with ScriptedLlmServer(SCRIPT) as server:
-            code = vba(package, server, stop)
-            if code == 0:  # the run had fewer commits than stop: all were killed after
-                shutil.rmtree(package)
-                break
-            assert code == -9, f"commit {stop}: exit {code}"
-            assert vba(package, server, 0) == 0, f"commit {stop}"
-            assert len(server.requests) == len(SCRIPT), f"commit {stop}"
-            assert server.unscripted == 0, f"commit {stop}"
-        assert billed(package) == BILLED, f"commit {stop}"
-        assert end_state(package) == expected, f"commit {stop}"
-        shutil.rmtree(package)
-        stop += 1
-    assert stop > 12
-    print(f"\nvba interpret killed with SIGKILL after each of its {stop - 1} file commits")
+    commits = sigkill_after_each_commit(template, tmp_path, SCRIPT, vba, end)
+    assert billed(tmp_path / "clean") == BILLED
+    assert commits >= 12
+    print(f"\nvba interpret killed with SIGKILL after each of its {commits} file commits")
