@@ -24,10 +24,8 @@ import pytest
 from tests.case.builder.conftest import ResearchSetup, case_spec
 from tests.e2e.crash import KillAtCommit, Killed, sigkill_after_each_commit, sigkill_vba
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
-from tests.investigation.package_fixtures import FIND
-from viano_bug_analysis.case.builder import CaseBuilder
+from tests.investigation.package_fixtures import FIND, built_with_research
 from viano_bug_analysis.case.package import load_package
-from viano_bug_analysis.enrichment import research_origin, vcore_profile
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.config import InvestigationSettings
@@ -36,7 +34,6 @@ from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.recovery import CallRecordStore
 from viano_bug_analysis.investigation.steps import STEPS_DIR, StepLog
-from viano_bug_analysis.project_research import ProjectResearch, load_config
 
 SETTINGS = InvestigationSettings(
     max_steps=4, invalid_response_limit=3, response_recovery_version=1, dispatch_cost=100
@@ -93,17 +90,7 @@ def build_two_hypothesis_case(tmp_path: Path, setup: ResearchSetup) -> Path:
     spec = orjson.loads(spec_path.read_bytes())
     spec["hypotheses"].append({"id": "H2", "statement": "The diagnostics log names the quest."})
     spec_path.write_bytes(orjson.dumps(spec))
-    config = load_config(setup.config_path)
-    package = tmp_path / "template"
-    with ProjectResearch(config) as research:
-        CaseBuilder(
-            spec_path,
-            package,
-            profile=vcore_profile(),
-            project_research=research,
-            research_origin=research_origin(config),
-        ).build()
-    return package
+    return built_with_research(spec_path, tmp_path / "template", setup)
 
 
 def controller(package: Path, server: ScriptedLlmServer, research: Any) -> InvestigationController:

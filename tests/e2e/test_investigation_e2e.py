@@ -18,11 +18,10 @@ import pytest
 from tests.case.builder.conftest import ResearchSetup, case_spec, write_config
 from tests.e2e.conftest import TcpProxy
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer, drop
+from tests.investigation.package_fixtures import built_with_research
 from tests.project_research.conftest import TestDatabase
 from tests.project_research.git_fixtures import git
-from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
-from viano_bug_analysis.enrichment import research_origin, vcore_profile
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.config import InvestigationSettings
@@ -184,17 +183,7 @@ def _measure_prefix_reuse(sent: list[list[dict[str, str]]]) -> None:
 
 
 def build_case(tmp_path: Path, setup: ResearchSetup) -> Path:
-    config = load_config(setup.config_path)
-    package = tmp_path / "package"
-    with ProjectResearch(config) as research:
-        CaseBuilder(
-            case_spec(tmp_path / "inputs"),
-            package,
-            profile=vcore_profile(),
-            project_research=research,
-            research_origin=research_origin(config),
-        ).build()
-    return package
+    return built_with_research(case_spec(tmp_path / "inputs"), tmp_path / "package", setup)
 
 
 def proxied_config(

@@ -15,12 +15,14 @@ from typing import Any
 
 import orjson
 
-from tests.case.builder.conftest import case_spec
+from tests.case.builder.conftest import ResearchSetup, case_spec
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.enrichment import research_origin, vcore_profile
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController, RunOutcome
 from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
+from viano_bug_analysis.project_research import ProjectResearch, load_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,6 +71,21 @@ class Stopped(Exception):
 def built_package(tmp_path: Path) -> Path:
     root = tmp_path / "package"
     CaseBuilder(case_spec(tmp_path / "inputs"), root).build()
+    return root
+
+
+def built_with_research(spec_path: Path, root: Path, setup: ResearchSetup) -> Path:
+    """The case of ``spec_path`` built at ``root`` with the vcore profile and live
+    research (the test MariaDB and git repository of ``setup``)."""
+    config = load_config(setup.config_path)
+    with ProjectResearch(config) as research:
+        CaseBuilder(
+            spec_path,
+            root,
+            profile=vcore_profile(),
+            project_research=research,
+            research_origin=research_origin(config),
+        ).build()
     return root
 
 

@@ -22,17 +22,20 @@ from tests.case.builder.conftest import (  # noqa: F401 (fixtures)
     source_repo,
 )
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
-from tests.investigation.package_fixtures import CONCLUDE, FIND, FIND_QUERY, scripted_client
+from tests.investigation.package_fixtures import (
+    CONCLUDE,
+    FIND,
+    FIND_QUERY,
+    built_with_research,
+    scripted_client,
+)
 from tests.investigation.package_fixtures import answer as step_answer
 from tests.investigation.test_interpreter import answer, hypothesis, interpreter
-from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
-from viano_bug_analysis.enrichment import research_origin, vcore_profile
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.project_context import project_prompt_context
-from viano_bug_analysis.project_research import ProjectResearch, load_config
 
 ROWS: dict[str, Any] = {
     "operation": "project.query",
@@ -47,29 +50,19 @@ ROWS: dict[str, Any] = {
 }
 
 
-def built_with_research(tmp_path: Path, setup: ResearchSetup) -> Path:
+def built_for_interpretation(tmp_path: Path, setup: ResearchSetup) -> Path:
     spec_path = case_spec(tmp_path / "inputs")
     spec = orjson.loads(spec_path.read_bytes())
     spec["hypotheses"] = []
     spec_path.write_bytes(orjson.dumps(spec))
-    config = load_config(setup.config_path)
-    root = tmp_path / "package"
-    with ProjectResearch(config) as research:
-        CaseBuilder(
-            spec_path,
-            root,
-            profile=vcore_profile(),
-            project_research=research,
-            research_origin=research_origin(config),
-        ).build()
-    return root
+    return built_with_research(spec_path, tmp_path / "package", setup)
 
 
 def test_enrichment_facts_are_labels_and_project_queries_first_steps(
     tmp_path: Path,
     research_setup: ResearchSetup,  # noqa: F811 (the imported fixture)
 ) -> None:
-    root = built_with_research(tmp_path, research_setup)
+    root = built_for_interpretation(tmp_path, research_setup)
     context = project_prompt_context(load_package(root))
     assert context is not None
     fact_ids = [fact["fact_id"] for fact in context["facts"]]
