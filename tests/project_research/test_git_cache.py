@@ -326,15 +326,21 @@ def test_kill_9_while_writing_leaves_only_a_temp_file(
 ) -> None:
     repo, head = big_repo
     expected = big_search(repo, head, None)
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-c", KILLED, str(repo), head, str(cache)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    # The kill has to land while the writer runs; a child whose writer was
+    # faster than its poll says "missed" and leaves a whole segment, so that
+    # attempt proves nothing and is tried again in a fresh directory.
+    for attempt in range(8):
+        cache = tmp_path / f"cache-{attempt}"
+        cache.mkdir()
+        done = subprocess.run(
+            [sys.executable, "-c", KILLED, str(repo), head, str(cache)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if done.stdout != "missed\n":
+            break
     assert done.stdout == "writing\n", "the kill must land while the segment is written"
     assert done.returncode == -9
     names = {p.name for p in cache.iterdir()}
