@@ -1,10 +1,12 @@
 """Fixtures for the end-to-end investigation: the CaseBuilder fixtures (real MariaDB,
 real git repo) and a loopback TCP proxy in front of MariaDB that can go down and
-come back, so a research outage is a real refused connection."""
+come back, so a research outage is a real refused connection; and the
+shared-prefix measure of prompts that the prompt-economy checks use."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import socket
 import threading
 from collections.abc import Iterator
@@ -13,8 +15,17 @@ import pytest
 
 from tests.case.builder.conftest import mariadb, research_setup, source_repo
 from tests.project_research.conftest import TestDatabase
+from viano_bug_analysis.investigation.prompts import prompt_text
 
-__all__ = ["TcpProxy", "mariadb", "proxy", "research_setup", "source_repo"]
+__all__ = [
+    "TcpProxy",
+    "mariadb",
+    "prefix_ratios",
+    "proxy",
+    "research_setup",
+    "shared_prefix",
+    "source_repo",
+]
 
 
 class TcpProxy:
@@ -87,3 +98,17 @@ def proxy(mariadb: TestDatabase) -> Iterator[TcpProxy]:
     forwarder.up()
     yield forwarder
     forwarder.down()
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` have in common."""
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+def prefix_ratios(sent: list[list[dict[str, str]]]) -> list[float]:
+    """For each prompt after the first (as ``prompt_text`` joins its messages), the
+    share of it that repeats the start of the one before (what prefix caching reuses)."""
+    texts = [prompt_text(messages) for messages in sent]
+    return [shared_prefix(before, now) / len(now) for before, now in itertools.pairwise(texts)]

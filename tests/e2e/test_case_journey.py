@@ -21,7 +21,6 @@ byte what the build wrote.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import shutil
 import subprocess
 import sys
@@ -33,11 +32,11 @@ import orjson
 import pytest
 
 from tests.case.builder.conftest import ResearchSetup, case_spec
+from tests.e2e.conftest import prefix_ratios
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer, reply
 from viano_bug_analysis import jsonio
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.investigation.evidence import EvidenceStore, resolve_reference
-from viano_bug_analysis.investigation.prompts import prompt_text
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.verdict import VerdictStore
 from viano_bug_analysis.schemas import schema_validator
@@ -385,13 +384,7 @@ def user_prompt(server: ScriptedLlmServer, index: int) -> str:
 def measure_prefix_reuse(sent: list[list[dict[str, str]]]) -> None:
     """Within H1 each prompt starts with the stable part of the one before (prefix
     caching): the share of each call's prompt that repeats the previous one's start."""
-    ratios = []
-    for before, now in itertools.pairwise([prompt_text(m) for m in sent]):
-        shared = next(
-            (i for i, (a, b) in enumerate(zip(before, now, strict=False)) if a != b),
-            min(len(before), len(now)),
-        )
-        ratios.append(shared / len(now))
+    ratios = prefix_ratios(sent)
     print("\nshared-prefix ratio per H1 call: " + ", ".join(f"{r:.2f}" for r in ratios))
     assert min(ratios) > 0.5
 

@@ -14,6 +14,7 @@ OpenAI-compatible model on loopback (no live research needed):
 from __future__ import annotations
 
 import hashlib
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 import orjson
 
 from tests.case.builder.conftest import case_spec
+from tests.e2e.conftest import prefix_ratios
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from viano_bug_analysis import jsonio
 from viano_bug_analysis.case.builder import CaseBuilder
@@ -30,7 +32,6 @@ from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import resolve_reference
 from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
-from viano_bug_analysis.investigation.prompts import prompt_text
 from viano_bug_analysis.investigation.steps import StepLog
 
 SETTINGS = InvestigationSettings(invalid_response_limit=3, response_recovery_version=1)
@@ -140,15 +141,6 @@ def test_after_an_operator_resume_the_prompt_carries_the_last_rejection(
     assert CheckpointStore(root).current() is not None
 
 
-def shared_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def test_each_step_s_prompt_starts_with_the_stable_part_of_the_previous_one(
     tmp_path: Path,
 ) -> None:
@@ -163,16 +155,14 @@ def test_each_step_s_prompt_starts_with_the_stable_part_of_the_previous_one(
     with ScriptedLlmServer(script) as server:
         run(root, server)
         sent = [r.messages for r in server.requests]
-    texts = [prompt_text(m) for m in sent]
-    ratios = []
-    for previous, current, text in zip(sent, sent[1:], texts[1:], strict=False):
+    for previous, current in itertools.pairwise(sent):
         # The system message is the same for every call of the version ...
         assert current[0] == previous[0]
         # ... and the user message repeats all of the previous one but what changes
         # from call to call (no evidence yet, feedback, the step line), byte for byte.
         stable = previous[1]["content"].rsplit("\n", 1)[0].removesuffix("\n(no evidence yet)")
         assert current[1]["content"].startswith(stable)
-        ratios.append(shared_prefix(texts[texts.index(text) - 1], text) / len(text))
+    ratios = prefix_ratios(sent)
     print("\nshared-prefix ratio per step: " + ", ".join(f"{r:.2f}" for r in ratios))
     assert min(ratios) > 0.5
 

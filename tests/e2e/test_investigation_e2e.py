@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from tests.case.builder.conftest import ResearchSetup, case_spec, write_config
-from tests.e2e.conftest import TcpProxy
+from tests.e2e.conftest import TcpProxy, prefix_ratios
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer, drop
 from tests.investigation.package_fixtures import built_with_research
 from tests.project_research.conftest import TestDatabase
@@ -169,15 +169,9 @@ def _measure_repair_prompt(log: StepLog) -> None:
 def _measure_prefix_reuse(sent: list[list[dict[str, str]]]) -> None:
     """Within the hypothesis each prompt starts with the stable part of the one before
     (SPEC §5, prefix caching): the shared-prefix share of each step's prompt."""
-    ratios = []
     for previous, current in itertools.pairwise(sent):
         assert current[0] == previous[0]  # the system message never changes
-        before, now = prompt_text(previous), prompt_text(current)
-        shared = next(
-            (i for i, (a, b) in enumerate(zip(before, now, strict=False)) if a != b),
-            min(len(before), len(now)),
-        )
-        ratios.append(shared / len(now))
+    ratios = prefix_ratios(sent)
     print("\nshared-prefix ratio per call: " + ", ".join(f"{r:.2f}" for r in ratios))
     assert min(ratios) > 0.5
 
