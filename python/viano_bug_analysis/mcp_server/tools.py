@@ -16,6 +16,7 @@ cannot be written the answer is withheld and the write failure is the error.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -265,14 +266,25 @@ class McpTools:
 
 
 def _refused(error: VbaError) -> Outcome:
+    """The refusal as structured content (as the CLI reports it) and one text line.
+
+    The text says each thing once: the pointer and the hint are added only
+    when the message does not already say them (schema messages name the
+    pointer and the allowed values themselves).
+    """
     where = error.details.get("path")
     text = f"refused: {error.code}: {error.message}"
-    if isinstance(where, str) and where:
+    if isinstance(where, str) and where and not _mentions(error.message, where):
         text += f" (at {where})"
     hint = error.details.get("hint")
-    if isinstance(hint, str):
+    if isinstance(hint, str) and hint and hint not in error.message:
         text += f"; {hint}"
     return Outcome(error_content(error), text, is_error=True)
+
+
+def _mentions(message: str, where: str) -> bool:
+    """Whether ``message`` names the pointer ``where`` itself (not a longer one)."""
+    return re.search(re.escape(where) + r"(?![^\s;,)])", message) is not None
 
 
 def _no_arguments(args: Mapping[str, Any]) -> None:
