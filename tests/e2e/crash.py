@@ -17,8 +17,9 @@ leaves behind are skipped by every reader, so their absence changes nothing).
 
 ``sigkill_after_commit`` (through ``CHILD``, or ``sigkill_vba``) does the same
 with a real ``SIGKILL`` in a child process running ``vba``;
-``sigkill_after_each_commit`` kills a scripted run after each of its commits in
-turn and checks that every rerun ends as the clean run.
+``rerun_after_each_commit`` (in process) and ``sigkill_after_each_commit``
+(``vba`` in a child) kill a scripted run after each of its commits in turn and
+check that every rerun ends as the clean run.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+
+import pytest
 
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 
@@ -124,6 +127,36 @@ def sigkill_vba(kill_after: int, *args: str) -> int:
     return done.returncode
 
 
+def rerun_after_each_commit(
+    template: Path,
+    work: Path,
+    script: list[str],
+    clean: KillAtCommit,
+    run: Callable[[Path, ScriptedLlmServer], str],
+    *,
+    state: str,
+    end: Callable[[Path], Any],
+    expected: Any,
+) -> None:
+    """For each commit N that ``clean`` counted in the clean run: a fresh copy of
+    ``template`` is run in process by ``run(package, server)`` (which returns the
+    end state), killed right after commit N, and run again. The rerun must end in
+    ``state``, having asked the server exactly ``script`` (none lost, none
+    repeated), with ``end(package) == expected``."""
+    for stop in range(1, clean.commits + 1):
+        package = work / f"k{stop:03d}"
+        shutil.copytree(template, package)
+        point = f"killed after commit {stop} ({clean.points[stop - 1]})"
+        with ScriptedLlmServer(script) as server:
+            with KillAtCommit(stop), pytest.raises(Killed):
+                run(package, server)
+            assert run(package, server) == state, point
+            assert len(server.requests) == len(script), point  # none lost, none repeated
+            assert server.unscripted == 0, point
+        assert end(package) == expected, point
+        shutil.rmtree(package)
+
+
 VbaRun = Callable[[Path, ScriptedLlmServer, int], int]
 
 
@@ -166,6 +199,7 @@ __all__ = [
     "CHILD",
     "KillAtCommit",
     "Killed",
+    "rerun_after_each_commit",
     "sigkill_after_commit",
     "sigkill_after_each_commit",
     "sigkill_vba",

@@ -19,10 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
 from tests.case.builder.conftest import ResearchSetup, case_spec
-from tests.e2e.crash import KillAtCommit, Killed, sigkill_after_each_commit, sigkill_vba
+from tests.e2e.crash import (
+    KillAtCommit,
+    rerun_after_each_commit,
+    sigkill_after_each_commit,
+    sigkill_vba,
+)
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import FIND, built_with_research
 from viano_bug_analysis.case.package import load_package
@@ -159,22 +163,25 @@ def test_killed_after_every_file_commit_the_rerun_ends_as_the_clean_run(
     assert count.commits > 30  # every kind of step was committed
     print(f"\nclean run: {count.commits} file commits, each one killed after in turn")
 
-    for stop in range(1, count.commits + 1):
-        package = tmp_path / f"k{stop:03d}"
-        shutil.copytree(template, package)
-        point = f"killed after commit {stop} ({count.points[stop - 1]})"
-        with ScriptedLlmServer(SCRIPT) as server, research_setup.research() as research:
-            with KillAtCommit(stop), pytest.raises(Killed):
-                controller(package, server, research).run()
-            final = controller(package, server, research).run()
-            assert final.state == "concluded", point
-            # Not one request lost or sent twice (a stored repair answer included).
-            assert len(server.requests) == len(SCRIPT), point
-            assert server.unscripted == 0, point
+    def run(package: Path, server: ScriptedLlmServer) -> str:
+        with research_setup.research() as research:
+            return controller(package, server, research).run().state
+
+    def end(package: Path) -> tuple[int, dict[str, Any]]:
         # The journal charges exactly what the provider billed.
-        assert billed_by_journal(package) == TOKENS_PER_REPLY * len(SCRIPT), point
-        assert end_state(package) == expected, point
-        shutil.rmtree(package)
+        return billed_by_journal(package), end_state(package)
+
+    billed = TOKENS_PER_REPLY * len(SCRIPT)
+    rerun_after_each_commit(
+        template,
+        tmp_path,
+        SCRIPT,
+        count,
+        run,
+        state="concluded",
+        end=end,
+        expected=(billed, expected),
+    )
 
 
 def test_vba_investigate_killed_with_sigkill_after_every_file_commit_resumes_exactly(

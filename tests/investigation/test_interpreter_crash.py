@@ -19,9 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
-from tests.e2e.crash import KillAtCommit, Killed, sigkill_after_each_commit, sigkill_vba
+from tests.e2e.crash import (
+    KillAtCommit,
+    rerun_after_each_commit,
+    sigkill_after_each_commit,
+    sigkill_vba,
+)
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import FIND_QUERY, write_config
 from tests.investigation.test_interpreter import GOOD, answer, built, hypothesis, interpreter
@@ -81,20 +85,22 @@ def test_killed_after_every_file_commit_the_rerun_ends_as_the_clean_run(tmp_path
     assert count.commits > 12  # every kind of step was committed
     print(f"\nclean interpretation: {count.commits} file commits, each one killed after in turn")
 
-    for stop in range(1, count.commits + 1):
-        package = tmp_path / f"k{stop:03d}"
-        shutil.copytree(template, package)
-        point = f"killed after commit {stop} ({count.points[stop - 1]})"
-        with ScriptedLlmServer(SCRIPT) as server:
-            with KillAtCommit(stop), pytest.raises(Killed):
-                interpreter(package, server).run()
-            final = interpreter(package, server).run()
-            assert final.state == "interpreted", point
-            assert len(server.requests) == len(SCRIPT), point  # none lost, none repeated
-            assert server.unscripted == 0, point
-        assert billed(package) == BILLED, point
-        assert end_state(package) == expected, point
-        shutil.rmtree(package)
+    def run(package: Path, server: ScriptedLlmServer) -> str:
+        return interpreter(package, server).run().state
+
+    def end(package: Path) -> tuple[int, dict[str, Any]]:
+        return billed(package), end_state(package)
+
+    rerun_after_each_commit(
+        template,
+        tmp_path,
+        SCRIPT,
+        count,
+        run,
+        state="interpreted",
+        end=end,
+        expected=(BILLED, expected),
+    )
 
 
 def test_vba_interpret_killed_with_sigkill_after_every_file_commit_resumes_exactly(
