@@ -157,4 +157,5 @@ def test_read_regular_file_reports_the_reason_and_never_the_path(tmp_path: Path)
         assert "secret-name" not in str(caught.value) + repr(caught.value.details)
         assert caught.value.__cause__ is None and caught.value.__suppress_context__
     assert caught.value.details == {"reason": "unreadable", "kind": "FileNotFoundError"}
+    assert str(caught.value) == "the test file does not exist"
     assert read_regular_file(big, max_bytes=11, what="the test file", refuse=Refused) == b"x" * 11

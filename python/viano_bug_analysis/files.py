@@ -16,7 +16,7 @@ The error factory receives a ``reason`` and ``details`` that never hold the
 file's path or any of its bytes:
 
 * ``unreadable``: the OS refused (``details["kind"]`` is the error class,
-  such as ``FileNotFoundError``);
+  such as ``FileNotFoundError``, whose message says the file does not exist);
 * ``not_a_regular_file``: a FIFO, directory, socket or device;
 * ``too_large``: more than ``max_bytes`` (``details["limit"]``).
 
@@ -110,6 +110,8 @@ def read_regular_file(
             data = handle.read(max_bytes + 1)
     except NotRegularFileError:
         problem = (NOT_A_REGULAR_FILE, f"{what} is not a regular file", {})
+    except FileNotFoundError as err:
+        problem = (UNREADABLE, f"{what} does not exist", {"kind": type(err).__name__})
     except OSError as err:
         problem = (UNREADABLE, f"{what} cannot be read", {"kind": type(err).__name__})
     else:

@@ -99,3 +99,11 @@ def test_the_example_configuration_loads_and_needs_no_key() -> None:
     assert config.llm.api_key_env is None and config.llm.api_key_file is None
     assert config.settings.response_recovery_version == 1
     assert config.research_config is None
+
+
+def test_a_missing_file_is_said_not_to_exist(tmp_path: Path) -> None:
+    with pytest.raises(InvestigationConfigError) as caught:
+        load_investigation_config(tmp_path / "absent.toml")
+    assert caught.value.message == "the investigation configuration does not exist"
+    assert caught.value.details == {"key": "", "reason": "FileNotFoundError"}
+    assert str(tmp_path) not in str(caught.value)  # no path in errors (docs/errors.md)

@@ -304,6 +304,8 @@ def test_missing_file(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.toml")
     assert info.value.code == "config_unreadable"
     assert str(tmp_path) not in str(info.value)
+    assert info.value.message == "the research configuration does not exist"
+    assert info.value.details == {"reason": "FileNotFoundError"}
 
 
 def test_commit_is_lowercased(tmp_path: Path) -> None:

@@ -207,7 +207,7 @@ def load_config(path: str | os.PathLike[str]) -> ResearchConfig:
         config_path,
         schema=None,
         max_bytes=MAX_CONFIG_BYTES,
-        what="the configuration file",
+        what="the research configuration",
         refuse=_refused,
     )
     return parse_config(data, base_dir=config_path.parent, path=config_path)
@@ -215,11 +215,10 @@ def load_config(path: str | os.PathLike[str]) -> ResearchConfig:
 
 def _refused(reason: str, message: str, details: dict[str, Any]) -> ResearchError:
     if reason in (UNREADABLE, NOT_A_REGULAR_FILE, TOO_LARGE):
-        # The OS error class, not_a_regular_file (a FIFO is refused, not waited on) or too_large.
+        # The OS error class, not_a_regular_file (a FIFO is refused, not waited on) or
+        # too_large; the message is files.py's ("does not exist" for a missing file).
         why = details.get("kind", reason)
-        return ResearchError(
-            "config_unreadable", "cannot read the configuration file", {"reason": why}
-        )
+        return ResearchError("config_unreadable", message, {"reason": why})
     key = details.get("key", "")
     kept = {"key": key}
     kept.update((name, details[name]) for name in ("line", "column") if name in details)
