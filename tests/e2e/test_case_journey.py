@@ -119,6 +119,43 @@ def fenced(text: str) -> str:
     return "```json\n" + text + "\n```"
 
 
+def h1_script(
+    queries: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
+    context: str,
+    summary: str,
+    unresolved: list[dict[str, str]],
+    resolved: list[dict[str, str]],
+) -> list[str]:
+    """H1's answers in the order the journey checks them (``Journey.fenced_at``,
+    ``like_at``, ``unresolved_at``): the first query fenced, the ``like`` query the
+    feedback corrects, the corrected query (both citing ``context`` of E1), a
+    conclusion citing a pointer that does not exist, and the corrected conclusion."""
+    first, like, corrected = queries
+    return [
+        fenced(answer("H1", first)),
+        answer("H1", like, [cite("E1", context, "context")]),
+        answer("H1", corrected, [cite("E1", context, "context")]),
+        answer("H1", conclusion(summary), unresolved, assessment="supported", confidence=0.8),
+        answer("H1", conclusion(summary), resolved, assessment="supported", confidence=0.8),
+    ]
+
+
+def query_then_conclude(
+    hid: str,
+    query: dict[str, Any],
+    summary: str,
+    evidence: list[dict[str, str]],
+    *,
+    assessment: str,
+    confidence: float,
+) -> list[str]:
+    """One query, then a conclusion on what it found."""
+    return [
+        answer(hid, query),
+        answer(hid, conclusion(summary), evidence, assessment=assessment, confidence=confidence),
+    ]
+
+
 # -- the journey on the bundled snapshot (samples/bug-20) ----------------------------------
 
 SAMPLE_LOOKUP = tool(
@@ -175,43 +212,30 @@ def snapshot_journey(tmp_path: Path) -> Journey:
     )
     h1_summary = "Quest 90001 asks for creature 90005, not the wild wolpertinger 90002."
     script = [
-        fenced(answer("H1", SAMPLE_LOOKUP)),
-        answer("H1", like, [cite("E1", "/result/rows/0/row/LogTitle", "context")]),
-        answer("H1", references, [cite("E1", "/result/rows/0/row/LogTitle", "context")]),
-        answer(
-            "H1",
-            conclusion(h1_summary),
+        *h1_script(
+            (SAMPLE_LOOKUP, like, references),
+            "/result/rows/0/row/LogTitle",
+            h1_summary,
             [cite("E1", "/result/rows/3/row/RequiredNpcOrGo1"), cite("E2", "/result/rows/0/row")],
-            assessment="supported",
-            confidence=0.8,
-        ),
-        answer(
-            "H1",
-            conclusion(h1_summary),
             [cite("E1", "/result/rows/0/row/RequiredNpcOrGo1"), cite("E2", "/result/total")],
-            assessment="supported",
-            confidence=0.8,
         ),
-        answer("H2", SAMPLE_FIND),
-        answer(
+        *query_then_conclude(
             "H2",
-            conclusion("The SpellHit handler gives credit while the quest is incomplete."),
+            SAMPLE_FIND,
+            "The SpellHit handler gives credit while the quest is incomplete.",
             [cite("E3", "L39", "contradicts"), cite("E3", "/result/matches/0/text", "contradicts")],
             assessment="refuted",
             confidence=0.7,
         ),
     ]
-    h3_read = tool("source.read_context", source_ref="src-001", start_line=28, end_line=42)
-    h3_script = [
-        answer("H3", h3_read),
-        answer(
-            "H3",
-            conclusion("The handler despawns the creature two seconds after the hit."),
-            [cite("E4", "L41")],
-            assessment="undetermined",
-            confidence=0.3,
-        ),
-    ]
+    h3_script = query_then_conclude(
+        "H3",
+        tool("source.read_context", source_ref="src-001", start_line=28, end_line=42),
+        "The handler despawns the creature two seconds after the hit.",
+        [cite("E4", "L41")],
+        assessment="undetermined",
+        confidence=0.3,
+    )
     return Journey(
         spec=spec_path,
         build_args=(),
@@ -293,27 +317,17 @@ def research_journey(tmp_path: Path, setup: ResearchSetup) -> Journey:
     )
     h1_summary = "The quest requires credit creature 90005; the net hits creature 90002."
     script = [
-        fenced(answer("H1", QUEST_ROWS)),
-        answer("H1", like, [cite("E1", "/rows/0/RequiredNpcOrGo1", "context")]),
-        answer("H1", contains, [cite("E1", "/rows/0/RequiredNpcOrGo1", "context")]),
-        answer(
-            "H1",
-            conclusion(h1_summary),
+        *h1_script(
+            (QUEST_ROWS, like, contains),
+            "/rows/0/RequiredNpcOrGo1",
+            h1_summary,
             [cite("E1", "/rows/9/RequiredNpcOrGo1"), cite("E2", "/rows/0/entry")],
-            assessment="supported",
-            confidence=0.8,
-        ),
-        answer(
-            "H1",
-            conclusion(h1_summary),
             [cite("E1", "/rows/0/RequiredNpcOrGo1"), cite("E2", "/rows/0/entry")],
-            assessment="supported",
-            confidence=0.8,
         ),
-        answer("H2", DIAG_FIND),
-        answer(
+        *query_then_conclude(
             "H2",
-            conclusion("The log shows the hit and an unchanged quest log."),
+            DIAG_FIND,
+            "The log shows the hit and an unchanged quest log.",
             [cite("E3", "L4"), cite("E3", "/result/matches/0/text")],
             assessment="supported",
             confidence=0.6,
@@ -326,16 +340,14 @@ def research_journey(tmp_path: Path, setup: ResearchSetup) -> Journey:
         offset=0,
         limit=5,
     )
-    h3_script = [
-        answer("H3", symbol),
-        answer(
-            "H3",
-            conclusion("The net's spell script has an empty hit handler."),
-            [cite("E4", "/matches/0")],
-            assessment="supported",
-            confidence=0.7,
-        ),
-    ]
+    h3_script = query_then_conclude(
+        "H3",
+        symbol,
+        "The net's spell script has an empty hit handler.",
+        [cite("E4", "/matches/0")],
+        assessment="supported",
+        confidence=0.7,
+    )
     return Journey(
         spec=spec_path,
         build_args=("--project-config", str(setup.config_path)),
