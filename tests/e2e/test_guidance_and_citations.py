@@ -22,16 +22,14 @@ from typing import Any
 
 import orjson
 
-from tests.case.builder.conftest import case_spec
 from tests.e2e.conftest import prefix_ratios
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.package_fixtures import built_package, scripted_client
 from viano_bug_analysis import jsonio
-from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import resolve_reference
-from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.steps import StepLog
 
 SETTINGS = InvestigationSettings(invalid_response_limit=3, response_recovery_version=1)
@@ -62,21 +60,14 @@ def cite(evidence_id: str, reference: str) -> dict[str, str]:
 CONCLUDE = {"kind": "conclusion", "summary": "The log shows the quest incomplete."}
 
 
-def package(tmp_path: Path) -> Path:
-    root = tmp_path / "package"
-    CaseBuilder(case_spec(tmp_path / "inputs"), root).build()
-    return root
-
-
 def run(root: Path, server: ScriptedLlmServer) -> Any:
-    client = ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
-    return InvestigationController(root, model=client, settings=SETTINGS).run()
+    return InvestigationController(root, model=scripted_client(server), settings=SETTINGS).run()
 
 
 def test_a_citation_of_a_missing_pointer_is_rejected_then_corrected_and_verified(
     tmp_path: Path,
 ) -> None:
-    root = package(tmp_path)
+    root = built_package(tmp_path)
     script = [
         answer(find("QuestID", case_sensitive=True)),
         answer(CONCLUDE, [cite("E1", "/result/matches/4/text")]),  # no such match
@@ -113,7 +104,7 @@ def test_a_citation_of_a_missing_pointer_is_rejected_then_corrected_and_verified
 def test_after_an_operator_resume_the_prompt_carries_the_last_rejection(
     tmp_path: Path,
 ) -> None:
-    root = package(tmp_path)
+    root = built_package(tmp_path)
     wrong = answer(find("QuestID"))  # case_sensitive is missing, every time
     with ScriptedLlmServer([wrong, wrong, wrong]) as server:
         blocked = run(root, server)
@@ -144,7 +135,7 @@ def test_after_an_operator_resume_the_prompt_carries_the_last_rejection(
 def test_each_step_s_prompt_starts_with_the_stable_part_of_the_previous_one(
     tmp_path: Path,
 ) -> None:
-    root = package(tmp_path)
+    root = built_package(tmp_path)
     script = [
         answer(find("QuestID", case_sensitive=True)),
         answer(find("quest", case_sensitive=False)),
