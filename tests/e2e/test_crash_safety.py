@@ -28,14 +28,13 @@ from tests.e2e.crash import (
     sigkill_vba,
 )
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
-from tests.investigation.package_fixtures import FIND, built_with_research
+from tests.investigation.package_fixtures import FIND, built_with_research, scripted_client
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore
-from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.investigation.recovery import CallRecordStore
 from viano_bug_analysis.investigation.steps import STEPS_DIR, StepLog
 
@@ -98,9 +97,7 @@ def build_two_hypothesis_case(tmp_path: Path, setup: ResearchSetup) -> Path:
 
 
 def controller(package: Path, server: ScriptedLlmServer, research: Any) -> InvestigationController:
-    client = ChatClient(
-        LlmConfig(base_urls=(server.base_url,), model="scripted", max_retries=0, read_timeout=10.0)
-    )
+    client = scripted_client(server, model="scripted", read_timeout=10.0)
     return InvestigationController(package, model=client, settings=SETTINGS, research=research)
 
 

@@ -18,7 +18,7 @@ import pytest
 from tests.case.builder.conftest import ResearchSetup, case_spec, write_config
 from tests.e2e.conftest import TcpProxy, prefix_ratios
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer, drop
-from tests.investigation.package_fixtures import built_with_research
+from tests.investigation.package_fixtures import built_with_research, scripted_client
 from tests.project_research.conftest import TestDatabase
 from tests.project_research.git_fixtures import git
 from viano_bug_analysis.case.package import load_package
@@ -27,7 +27,7 @@ from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore, resolve_reference
-from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig, LlmError
+from viano_bug_analysis.investigation.llm import LlmError
 from viano_bug_analysis.investigation.prompts import build_messages, prompt_text
 from viano_bug_analysis.investigation.recovery.admission import admit_repair
 from viano_bug_analysis.investigation.recovery.repair import RepairBinding, build_repair_prompt
@@ -191,9 +191,7 @@ def proxied_config(
 def controller(
     package: Path, server: ScriptedLlmServer, research: Any, **kw: Any
 ) -> InvestigationController:
-    client = ChatClient(
-        LlmConfig(base_urls=(server.base_url,), model="scripted", max_retries=0, read_timeout=10.0)
-    )
+    client = scripted_client(server, model="scripted", read_timeout=10.0)
     return InvestigationController(
         package, model=client, settings=SETTINGS, research=research, **kw
     )

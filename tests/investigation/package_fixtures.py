@@ -56,9 +56,11 @@ def answer(next_step: dict[str, Any], evidence: list[Any] | None = None, *, hid:
     ).decode()
 
 
-def scripted_client(server: ScriptedLlmServer) -> ChatClient:
-    """A ChatClient that asks ``server`` once per call (no retries)."""
-    return ChatClient(LlmConfig(base_urls=(server.base_url,), model="m", max_retries=0))
+def scripted_client(server: ScriptedLlmServer, **config: Any) -> ChatClient:
+    """A ChatClient that asks ``server`` once per call (no retries); ``config``
+    sets further ``LlmConfig`` fields (or another model name than ``m``)."""
+    settings: dict[str, Any] = {"model": "m", "max_retries": 0, **config}
+    return ChatClient(LlmConfig(base_urls=(server.base_url,), **settings))
 
 
 SCRIPT = [answer(FIND), answer(CONCLUDE)]
