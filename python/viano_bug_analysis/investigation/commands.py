@@ -25,13 +25,19 @@ from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.exit_codes import ExitCode
 from viano_bug_analysis.investigation.budget import BudgetManager
-from viano_bug_analysis.investigation.checkpoints import BLOCKED, CheckpointStore
+from viano_bug_analysis.investigation.checkpoints import (
+    BLOCKED,
+    RESEARCH_UNAVAILABLE,
+    Checkpoint,
+    CheckpointStore,
+)
 from viano_bug_analysis.investigation.config import InvestigationConfig, load_investigation_config
 from viano_bug_analysis.investigation.controller import InvestigationController, Research
 from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.interpreter import CaseInterpreter, InterpretationOutcome
 from viano_bug_analysis.investigation.llm import ChatClient
 from viano_bug_analysis.investigation.manifest_sync import manifest_status
+from viano_bug_analysis.investigation.research_block import blocked_cause, fix_text
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.verdict import hypothesis_entries, usage_of
 
@@ -129,8 +135,21 @@ def run_investigate(args: argparse.Namespace) -> int:
             print(f"  {result['summary']}")
     if outcome.state == BLOCKED:
         print(f"blocked: {outcome.code} — fix the cause, then `vba resume {args.package}`")
+        block = _research_block(CheckpointStore(PackageLayout(args.package)).current())
+        if block is not None:
+            print(f"  {block['fix']}")
         return ExitCode.BLOCKED
     return ExitCode.OK
+
+
+def _research_block(current: Checkpoint | None) -> dict[str, str] | None:
+    """A ``RESEARCH_UNAVAILABLE`` block's provider, reason and what to fix (``fix``)."""
+    if current is None or current.blocked is None:
+        return None
+    if current.blocked.code != RESEARCH_UNAVAILABLE:
+        return None
+    cause = blocked_cause(current.payload)
+    return {**(cause or {}), "fix": fix_text(cause)}
 
 
 def status_document(package_path: Any) -> dict[str, Any]:
@@ -152,7 +171,7 @@ def status_document(package_path: Any) -> dict[str, Any]:
         "package_id": package.package_id,
         "phase": package.phase,
         "state": current.state if current else "not started",
-        "blocked": current.blocked.to_record() if current and current.blocked else None,
+        "blocked": _blocked_record(current),
         "manifest_in_sync": in_sync,
         "budget": {
             a.account: {
@@ -180,6 +199,16 @@ def status_document(package_path: Any) -> dict[str, Any]:
     }
 
 
+def _blocked_record(current: Checkpoint | None) -> dict[str, Any] | None:
+    if current is None or current.blocked is None:
+        return None
+    record: dict[str, Any] = current.blocked.to_record()
+    research = _research_block(current)
+    if research is not None:
+        record["research"] = research
+    return record
+
+
 def run_status(args: argparse.Namespace) -> int:
     document = status_document(args.package)
     if args.json:
@@ -191,6 +220,8 @@ def run_status(args: argparse.Namespace) -> int:
             f"blocked: {document['blocked']['code']} (resumes into "
             f"{document['blocked']['resume_state']})"
         )
+        if "research" in document["blocked"]:
+            print(f"  {document['blocked']['research']['fix']}")
     if not document["manifest_in_sync"]:
         print("manifest: behind the checkpoint log (`vba investigate` or `vba resume` updates it)")
     for account, numbers in document["budget"].items():

@@ -75,6 +75,7 @@ from viano_bug_analysis.investigation.recovery import (
     resume_repair,
 )
 from viano_bug_analysis.investigation.recovery.audit import sha256_hex, text_bytes
+from viano_bug_analysis.investigation.research_block import cause_fields
 from viano_bug_analysis.investigation.steps import StepLog, check_writable
 from viano_bug_analysis.investigation.verdict import VerdictStore, build_verdict
 from viano_bug_analysis.project_research import (
@@ -409,6 +410,8 @@ class InvestigationController:
                 plan={k: v for k, v in plan.items() if k != "rationale"},
                 reservation=key,
                 cause=err.code,
+                # provider, reason (and a password variable's name): typed fields only.
+                **cause_fields(err),
             )
             self._checkpoints.sync_manifest()
             self._hook(f"{hid}-{step}-{attempt}-blocked")
