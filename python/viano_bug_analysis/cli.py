@@ -5,7 +5,7 @@
                                                 answer one investigation batch
     vba schema [NAME]                           list the bundled JSON Schemas / print one
     vba case create SPEC.json OUT_DIR [--json]  build a case package from a spec
-    vba case build SPEC.json PACKAGE [--project-config C] [--profile P]
+    vba case build SPEC.json PACKAGE [--project-config C | --no-research] [--profile P]
                                                 build or extend a case revision, enriched
     vba case verify PACKAGE [--json]            check a package's hashes (read-only)
     vba research --config C --query Q.json      answer one live project query
@@ -323,7 +323,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     build.add_argument("spec", type=Path, help="case-spec-v1 JSON file")
     build.add_argument("package", type=Path, help="package directory (created or extended)")
-    build.add_argument("--project-config", help="ProjectResearch TOML; without it: no enrichment")
+    build_research = build.add_mutually_exclusive_group()
+    build_research.add_argument(
+        "--project-config", help="ProjectResearch TOML; without it: no enrichment"
+    )
+    build_research.add_argument(
+        "--no-research",
+        action="store_true",
+        help="build without enrichment even though the last revision was enriched",
+    )
     _add_profile(build)
     build.add_argument("--json", action="store_true", help="print the facts as JSON")
     build.add_argument(

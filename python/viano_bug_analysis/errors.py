@@ -220,6 +220,7 @@ class EnrichmentError(VbaError):
             "profile_missing",
             "profile_unknown",
             "profile_unreadable",
+            "research_required",
         }
     )
 

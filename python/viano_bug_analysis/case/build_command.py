@@ -66,7 +66,12 @@ def run_build(args: argparse.Namespace) -> int:
                     progress=progress,
                 ).build()
         else:
-            built = CaseBuilder(args.spec, args.package, progress=progress).build()
+            built = CaseBuilder(
+                args.spec,
+                args.package,
+                progress=progress,
+                without_research=getattr(args, "no_research", False),
+            ).build()
     except VbaError as err:
         progress.done()
         code = report(err)

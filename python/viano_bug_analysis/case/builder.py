@@ -19,6 +19,7 @@ LLM: enrichment facts say what the project data holds, nothing more.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -60,7 +61,7 @@ from viano_bug_analysis.enrichment.extract import (
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.enrichment.profile_check import resolve_columns
-from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError
+from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError, VbaError
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
 
 REVISIONS_DIR = PackageLayout.REVISIONS.as_posix()
@@ -69,6 +70,8 @@ INPUTS_FORMAT = "viano-case-build-inputs"
 INDEX_FORMAT = "viano-enrichment-index"
 MAX_EXTRACT_MEMBER_BYTES = 8 * 1024 * 1024
 LOCK_NAME = BUILD_LOCK
+# A commit or snapshot ID as a refusal may name it (no URL, host or free text).
+_IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:+-]{0,127}")
 
 BuildHook = Callable[[str], None]
 Progress = Callable[[str], None]
@@ -96,11 +99,16 @@ class CaseBuilder:
         research_origin: Mapping[str, Any] | None = None,
         progress: Progress | None = None,
         after_step: BuildHook | None = None,
+        without_research: bool = False,
     ) -> None:
         """``research_origin`` identifies what ProjectResearch reads (git URL and
         commit, database snapshot IDs); it is part of a revision's identity, so a
         new commit or snapshot makes a new revision. ``after_step`` is called after
-        every durable step (tests use it to interrupt the build there)."""
+        every durable step (tests use it to interrupt the build there).
+
+        A package whose last revision was enriched is not rebuilt without
+        ``project_research`` (``research_required``: the new revision would have
+        no facts) unless ``without_research`` says that is what is wanted."""
         if project_research is not None and profile is None:
             raise EnrichmentError(
                 "profile_missing", "enrichment needs an enrichment profile", {"key": ""}
@@ -113,6 +121,7 @@ class CaseBuilder:
         self._origin = dict(research_origin or {})
         self._progress = progress or (lambda _text: None)
         self._hook = after_step or (lambda _point: None)
+        self._without_research = without_research
         self._layout = PackageLayout(self._root)
         self._files = self._layout.files
         self._hypotheses: list[dict[str, Any]] = self._spec["hypotheses"]
@@ -128,7 +137,10 @@ class CaseBuilder:
         finished = _finished_revision(self._root)
         # Checked before anything is written: a refused spec leaves no trace.
         if finished:
-            previous = load_package(self._root).case["hypotheses"]
+            previous_case = load_package(self._root).case
+            if self._research is None and not self._without_research:
+                self._keep_research(finished, previous_case)
+            previous = previous_case["hypotheses"]
             self._hypotheses = _revision_hypotheses(previous, self._spec["hypotheses"])
         self._progress("staging attachments")
         attachments = self._stage_attachments(finished + 1)
@@ -258,6 +270,46 @@ class CaseBuilder:
             else {"profile": self._profile.name, "profile_sha256": self._profile.sha256},
             "research_origin": self._origin if self._research is not None else None,
         }
+
+    def _keep_research(self, revision: int, case: Mapping[str, Any]) -> None:
+        """Refuses a build without research after an enriched revision (its facts
+        would be silently gone from the new one); names what that revision read."""
+        if "project_research" not in case:
+            return
+        details: dict[str, Any] = {"revision": revision}
+        details.update(self._stored_origin(revision))
+        raise EnrichmentError(
+            "research_required",
+            f"revision {revision} of this package was enriched through ProjectResearch; "
+            "give its research configuration (--project-config) to enrich the new "
+            "revision too, or --no-research to build it without enrichment facts",
+            details,
+        )
+
+    def _stored_origin(self, revision: int) -> dict[str, str]:
+        """The git commit and database snapshot ID a revision was enriched from
+        (identifiers only, never a URL or host); empty when unreadable."""
+        path = self._layout.path(PackageLayout.revision_inputs(revision))
+        try:
+            data = path.read_bytes()
+            inputs = jsonio.strict_loads(
+                data, max_depth=jsonio.MAX_ENCODE_DEPTH, max_bytes=len(data)
+            )
+        except (OSError, VbaError):
+            return {}
+        origin = inputs.get("research_origin") if isinstance(inputs, dict) else None
+        if not isinstance(origin, dict):
+            return {}
+        found: dict[str, str] = {}
+        for part, key, name in (
+            ("git", "commit", "commit"),
+            ("database", "snapshot_id", "snapshot_id"),
+        ):
+            table = origin.get(part)
+            value = table.get(key) if isinstance(table, dict) else None
+            if isinstance(value, str) and _IDENTIFIER.fullmatch(value):
+                found[name] = value
+        return found
 
     def _stored_inputs_sha256(self, revision: int) -> str | None:
         path = self._layout.path(PackageLayout.revision_inputs(revision))

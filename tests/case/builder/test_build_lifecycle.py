@@ -16,7 +16,7 @@ from tests.case.builder.conftest import CountingResearch, ResearchSetup, case_sp
 from viano_bug_analysis.case import load_package
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.enrichment import parse_profile, research_origin, vcore_profile
-from viano_bug_analysis.errors import CaseError
+from viano_bug_analysis.errors import CaseError, EnrichmentError
 from viano_bug_analysis.project_research import load_config
 from viano_bug_analysis.tools import InvestigationToolRouter
 
@@ -218,6 +218,37 @@ from_column = "quest"
 from_id_column = "id"
 entity_type = "quest"
 """
+
+
+def test_a_rebuild_without_research_after_an_enriched_revision_is_refused(
+    tmp_path: Path, counting: CountingResearch, research_setup: ResearchSetup
+) -> None:
+    package = tmp_path / "package"
+    first = builder(case_spec(tmp_path / "inputs"), package, counting, research_setup).build()
+    assert first.facts
+    before = file_digests(package)
+    spec = case_spec(tmp_path / "inputs2", text="It still does not count. Second report.")
+    with pytest.raises(EnrichmentError) as caught:
+        CaseBuilder(spec, package).build()
+    assert caught.value.code == "research_required"
+    assert caught.value.details == {
+        "revision": 1,
+        "commit": research_setup.commit,
+        "snapshot_id": "cata_world@fixture",
+    }
+    assert "--project-config" in caught.value.message and "--no-research" in caught.value.message
+    assert file_digests(package) == before  # refused before anything is written
+
+    cli = [sys.executable, "-m", "viano_bug_analysis.cli", "case", "build", str(spec)]
+    refused = subprocess.run([*cli, str(package)], capture_output=True, text=True)
+    assert refused.returncode == 2, refused.stderr
+    assert orjson.loads(refused.stderr.splitlines()[0])["error"] == "research_required"
+    assert file_digests(package) == before
+
+    built = subprocess.run([*cli, str(package), "--no-research"], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    loaded = load_package(package)
+    assert loaded.analysis_revision == 2 and "project_research" not in loaded.case
 
 
 def test_without_research_the_case_is_valid_and_queryable(tmp_path: Path) -> None:
