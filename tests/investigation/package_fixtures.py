@@ -39,6 +39,20 @@ FIND_QUERY: dict[str, Any] = {
     },
 }
 FIND: dict[str, Any] = {"kind": "tool", **FIND_QUERY}
+# A live-research first query (``project.query`` rows of creature 90002), as
+# proposed and as a tool step.
+ROWS_QUERY: dict[str, Any] = {
+    "operation": "project.query",
+    "arguments": {
+        "kind": "database.rows",
+        "table": "creature_template",
+        "columns": ["entry", "name"],
+        "filters": [{"column": "entry", "operator": "eq", "value": 90002}],
+        "offset": 0,
+        "limit": 5,
+    },
+}
+ROWS: dict[str, Any] = {"kind": "tool", **ROWS_QUERY}
 CONCLUDE: dict[str, Any] = {"kind": "conclusion", "summary": "done"}
 SETTINGS = InvestigationSettings(response_recovery_version=1)
 

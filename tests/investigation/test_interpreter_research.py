@@ -10,7 +10,6 @@ with feedback. Needs the test services (``scripts/with_test_services.sh``;
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import orjson
 
@@ -26,6 +25,8 @@ from tests.investigation.package_fixtures import (
     CONCLUDE,
     FIND,
     FIND_QUERY,
+    ROWS,
+    ROWS_QUERY,
     built_with_research,
     scripted_client,
 )
@@ -36,18 +37,6 @@ from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.project_context import project_prompt_context
-
-ROWS: dict[str, Any] = {
-    "operation": "project.query",
-    "arguments": {
-        "kind": "database.rows",
-        "table": "creature_template",
-        "columns": ["entry", "name"],
-        "filters": [{"column": "entry", "operator": "eq", "value": 90002}],
-        "offset": 0,
-        "limit": 5,
-    },
-}
 
 
 def built_for_interpretation(tmp_path: Path, setup: ResearchSetup) -> Path:
@@ -67,11 +56,16 @@ def test_enrichment_facts_are_labels_and_project_queries_first_steps(
     assert context is not None
     fact_ids = [fact["fact_id"] for fact in context["facts"]]
     assert fact_ids  # the enrichment found something to show
-    unknown = answer(hypothesis("A.", ROWS, ["report", "P9999"]))
-    no_limit = {**ROWS, "arguments": {k: v for k, v in ROWS["arguments"].items() if k != "limit"}}
+    unknown = answer(hypothesis("A.", ROWS_QUERY, ["report", "P9999"]))
+    no_limit = {
+        **ROWS_QUERY,
+        "arguments": {k: v for k, v in ROWS_QUERY["arguments"].items() if k != "limit"},
+    }
     incomplete = answer(hypothesis("B.", no_limit, ["report"]))
     good = answer(
-        hypothesis("The creature is not the quest's credit target.", ROWS, ["report", fact_ids[0]]),
+        hypothesis(
+            "The creature is not the quest's credit target.", ROWS_QUERY, ["report", fact_ids[0]]
+        ),
         hypothesis("The log names the quest.", FIND_QUERY),
     )
     with ScriptedLlmServer([unknown, incomplete, good]) as server:
@@ -84,7 +78,7 @@ def test_enrichment_facts_are_labels_and_project_queries_first_steps(
     assert "/hypotheses/0/rests_on: 1 label(s) were not shown" in second
     assert "missing required property 'limit' at /hypotheses/0/first_query/arguments" in third
     hypotheses = load_package(root).case["hypotheses"]
-    assert hypotheses[0]["origin"]["first_query"] == ROWS
+    assert hypotheses[0]["origin"]["first_query"] == ROWS_QUERY
     assert hypotheses[0]["origin"]["rests_on"] == ["report", fact_ids[0]]
     # The case keeps its enrichment index: the new revision shows the same facts.
     assert project_prompt_context(load_package(root)) == context
@@ -92,7 +86,7 @@ def test_enrichment_facts_are_labels_and_project_queries_first_steps(
     # The investigation takes the proposed hypotheses over, with research: H1's
     # suggested first query runs as a project.query, H2's as a snapshot query.
     script = [
-        step_answer({"kind": "tool", **ROWS}),
+        step_answer(ROWS),
         step_answer(CONCLUDE),
         step_answer(FIND, hid="H2"),
         step_answer(CONCLUDE, hid="H2"),

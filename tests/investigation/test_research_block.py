@@ -10,6 +10,7 @@ import pytest
 
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import (
+    ROWS,
     SETTINGS,
     answer,
     built_package,
@@ -23,18 +24,6 @@ from viano_bug_analysis.investigation.commands import run_status, status_documen
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.research_block import blocked_cause, cause_fields, fix_text
 
-ROWS: dict[str, Any] = {
-    "kind": "tool",
-    "operation": "project.query",
-    "arguments": {
-        "kind": "database.rows",
-        "table": "creature_template",
-        "columns": ["entry", "name"],
-        "filters": [{"column": "entry", "operator": "eq", "value": 90002}],
-        "offset": 0,
-        "limit": 5,
-    },
-}
 SERVER_TEXT = "Access denied for user 'LEAK-CANARY'@'10.0.0.9'"
 
 
