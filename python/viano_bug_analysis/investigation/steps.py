@@ -67,7 +67,7 @@ class StepLog:
         rel = OUTCOMES_DIR / _outcome_name(hypothesis)
         record = self._files.read_document(rel)
         if record is not None and not _is_outcome(record, hypothesis):
-            raise not_a_record(rel, "not a outcome record")
+            raise not_a_record(rel, "not an outcome record")
         return record
 
     def put_outcome(self, hypothesis: str, record: Any) -> None:
