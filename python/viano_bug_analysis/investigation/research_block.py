@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from viano_bug_analysis.errors import ResearchUnavailable
+from viano_bug_analysis.vocabulary import ENV_NAME
 
 PROVIDERS = frozenset({"database", "git"})
 _REASON = re.compile(r"[a-z][a-z0-9_]{0,63}")
-_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 _FIXES: dict[tuple[str, str], str] = {
     ("database", "connection_refused"): (
@@ -67,7 +67,7 @@ def cause_fields(error: ResearchUnavailable) -> dict[str, Any]:
     """The payload fields a ``RESEARCH_UNAVAILABLE`` checkpoint stores for ``error``."""
     fields: dict[str, Any] = {"provider": error.provider, "reason": error.reason}
     variable = error.details.get("variable")
-    if isinstance(variable, str) and _VARIABLE.fullmatch(variable):
+    if isinstance(variable, str) and ENV_NAME.fullmatch(variable):
         fields["variable"] = variable
     return fields
 
@@ -81,7 +81,7 @@ def blocked_cause(payload: Mapping[str, Any]) -> dict[str, str] | None:
         return None
     cause = {"provider": str(provider), "reason": reason}
     variable = payload.get("variable")
-    if isinstance(variable, str) and _VARIABLE.fullmatch(variable):
+    if isinstance(variable, str) and ENV_NAME.fullmatch(variable):
         cause["variable"] = variable
     return cause
 
