@@ -54,8 +54,7 @@ def test_build_shows_progress_and_a_readable_summary(
     summary = lines[3:]
     # The quest's own line: its name, the table and how many rows.
     assert any(
-        'quest 90001 "Catch the Wolpertinger" (quest_template: 1 row)' in line
-        for line in summary
+        'quest 90001 "Catch the Wolpertinger" (quest_template: 1 row)' in line for line in summary
     )
     # The giver's rows and the link that reached them are one line.
     assert any(
