@@ -25,7 +25,12 @@ from typing import Any
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import EvidenceError
-from viano_bug_analysis.investigation.checkpoints import BLOCKED, CONCLUDED, CheckpointStore
+from viano_bug_analysis.investigation.checkpoints import (
+    BLOCKED,
+    CONCLUDED,
+    RESEARCH_UNAVAILABLE,
+    CheckpointStore,
+)
 from viano_bug_analysis.investigation.evidence import (
     CITATION_UNRESOLVED,
     CitationResolver,
@@ -34,6 +39,7 @@ from viano_bug_analysis.investigation.evidence import (
     resolve_reference,
 )
 from viano_bug_analysis.investigation.project_context import LABELS, load_index
+from viano_bug_analysis.investigation.research_block import blocked_cause, fix_text
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.verdict import (
     GROUPS,
@@ -85,7 +91,7 @@ def build_report(package_path: str | os.PathLike[str]) -> dict[str, Any]:
             }
         )
     state = current.state if current is not None else "not started"
-    blocked = None
+    blocked: dict[str, Any] | None = None
     if current is not None and current.state == BLOCKED and current.blocked is not None:
         hypothesis = current.payload.get("hypothesis")
         blocked = {
@@ -93,6 +99,10 @@ def build_report(package_path: str | os.PathLike[str]) -> dict[str, Any]:
             "resume_state": current.blocked.resume_state,
             "hypothesis": hypothesis if isinstance(hypothesis, str) else None,
         }
+        if current.blocked.code == RESEARCH_UNAVAILABLE:
+            # The same cause and fix line as `vba status` (research_block).
+            cause = blocked_cause(current.payload)
+            blocked["research"] = {**(cause or {}), "fix": fix_text(cause)}
     report: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "format_version": 1,

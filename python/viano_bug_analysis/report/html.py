@@ -74,6 +74,9 @@ def render_html(report: Mapping[str, Any]) -> str:
     if notice:
         kind = "notice blocked" if report["state"]["blocked"] else "notice"
         parts.append(f'<p class="{kind}" id="state-notice">{_t(notice)}</p>')
+        research = (report["state"]["blocked"] or {}).get("research")
+        if research:
+            parts.append(f'<p class="notice blocked" id="research-fix">{_t(research["fix"])}</p>')
     parts += _verdict_table(report)
     parts += ["<h2>The report</h2>", f"<pre>{_t(report['report']['text'])}</pre>"]
     parts.append("<h2>Hypotheses</h2>")

@@ -32,6 +32,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     ]
     if report["state"]["notice"]:
         out += [f"> **{_i(report['state']['notice'])}**", ""]
+        research = (report["state"]["blocked"] or {}).get("research")
+        if research:
+            out += [f"> {_i(research['fix'])}", ""]
     out += ["## Verdict", "", "| Hypothesis | Result | Confidence | Summary |", "|---|---|---|---|"]
     for h in report["hypotheses"]:
         out.append(
