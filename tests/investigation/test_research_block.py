@@ -22,7 +22,12 @@ from viano_bug_analysis.errors import ResearchUnavailable
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.commands import run_status, status_document
 from viano_bug_analysis.investigation.controller import InvestigationController
-from viano_bug_analysis.investigation.research_block import blocked_cause, cause_fields, fix_text
+from viano_bug_analysis.investigation.research_block import (
+    blocked_cause,
+    cause_fields,
+    fix_text,
+    research_of,
+)
 
 SERVER_TEXT = "Access denied for user 'LEAK-CANARY'@'10.0.0.9'"
 
@@ -96,6 +101,16 @@ def test_an_old_block_without_the_fields_stays_readable() -> None:
 )
 def test_fields_that_are_not_the_typed_names_are_not_shown(payload: dict[str, Any]) -> None:
     assert blocked_cause(payload) is None
+
+
+def test_only_a_research_block_gets_a_research_part() -> None:
+    payload = {"provider": "git", "reason": "timeout"}
+    assert research_of("RESEARCH_UNAVAILABLE", payload) == {
+        **payload,
+        "fix": fix_text({"provider": "git", "reason": "timeout"}),
+    }
+    assert research_of("RESEARCH_UNAVAILABLE", {})["fix"] == fix_text(None)  # type: ignore[index]
+    assert research_of("BUDGET_EXHAUSTED", payload) is None
 
 
 def test_a_variable_that_is_not_a_name_is_not_kept() -> None:

@@ -27,7 +27,6 @@ from viano_bug_analysis.exit_codes import ExitCode
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
-    RESEARCH_UNAVAILABLE,
     Checkpoint,
     CheckpointStore,
 )
@@ -37,7 +36,7 @@ from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.interpreter import CaseInterpreter, InterpretationOutcome
 from viano_bug_analysis.investigation.llm import ChatClient
 from viano_bug_analysis.investigation.manifest_sync import manifest_status
-from viano_bug_analysis.investigation.research_block import blocked_cause, fix_text
+from viano_bug_analysis.investigation.research_block import research_of
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.verdict import hypothesis_entries, usage_of
 
@@ -143,13 +142,9 @@ def run_investigate(args: argparse.Namespace) -> int:
 
 
 def _research_block(current: Checkpoint | None) -> dict[str, str] | None:
-    """A ``RESEARCH_UNAVAILABLE`` block's provider, reason and what to fix (``fix``)."""
     if current is None or current.blocked is None:
         return None
-    if current.blocked.code != RESEARCH_UNAVAILABLE:
-        return None
-    cause = blocked_cause(current.payload)
-    return {**(cause or {}), "fix": fix_text(cause)}
+    return research_of(current.blocked.code, current.payload)
 
 
 def status_document(package_path: Any) -> dict[str, Any]:

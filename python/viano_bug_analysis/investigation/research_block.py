@@ -12,7 +12,9 @@ server's text, a host, a user name or a password.
 back from a checkpoint's payload (a checkpoint written before they existed, or
 one whose fields do not look like these names, gives ``None``: it stays
 readable and the operator sees the generic advice); ``fix_text`` words what
-the operator fixes before ``vba resume``.
+the operator fixes before ``vba resume``. ``research_of`` is the one place
+that turns a stored block into what ``vba investigate``, ``vba status`` and
+the case report show.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from viano_bug_analysis.errors import ResearchUnavailable
+from viano_bug_analysis.investigation.checkpoint_rules import RESEARCH_UNAVAILABLE
 from viano_bug_analysis.vocabulary import ENV_NAME
 
 PROVIDERS = frozenset({"database", "git"})
@@ -101,4 +104,13 @@ def fix_text(cause: Mapping[str, str] | None) -> str:
     return f"research provider {provider} unavailable ({reason}): {fix}"
 
 
-__all__ = ["PROVIDERS", "blocked_cause", "cause_fields", "fix_text"]
+def research_of(code: str, payload: Mapping[str, Any]) -> dict[str, str] | None:
+    """A block's provider, reason (and variable) with the ``fix`` line, when the
+    block is ``RESEARCH_UNAVAILABLE``; ``None`` for any other block."""
+    if code != RESEARCH_UNAVAILABLE:
+        return None
+    cause = blocked_cause(payload)
+    return {**(cause or {}), "fix": fix_text(cause)}
+
+
+__all__ = ["PROVIDERS", "blocked_cause", "cause_fields", "fix_text", "research_of"]

@@ -28,7 +28,6 @@ from viano_bug_analysis.errors import EvidenceError
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
     CONCLUDED,
-    RESEARCH_UNAVAILABLE,
     CheckpointStore,
 )
 from viano_bug_analysis.investigation.evidence import (
@@ -39,7 +38,7 @@ from viano_bug_analysis.investigation.evidence import (
     resolve_reference,
 )
 from viano_bug_analysis.investigation.project_context import LABELS, load_index
-from viano_bug_analysis.investigation.research_block import blocked_cause, fix_text
+from viano_bug_analysis.investigation.research_block import research_of
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.verdict import (
     GROUPS,
@@ -99,10 +98,9 @@ def build_report(package_path: str | os.PathLike[str]) -> dict[str, Any]:
             "resume_state": current.blocked.resume_state,
             "hypothesis": hypothesis if isinstance(hypothesis, str) else None,
         }
-        if current.blocked.code == RESEARCH_UNAVAILABLE:
-            # The same cause and fix line as `vba status` (research_block).
-            cause = blocked_cause(current.payload)
-            blocked["research"] = {**(cause or {}), "fix": fix_text(cause)}
+        research = research_of(current.blocked.code, current.payload)
+        if research is not None:
+            blocked["research"] = research
     report: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "format_version": 1,
