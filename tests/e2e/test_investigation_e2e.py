@@ -24,6 +24,7 @@ from tests.project_research.git_fixtures import git
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
+from viano_bug_analysis.investigation.commands import status_document
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore, resolve_reference
@@ -33,6 +34,7 @@ from viano_bug_analysis.investigation.recovery.admission import admit_repair
 from viano_bug_analysis.investigation.recovery.repair import RepairBinding, build_repair_prompt
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.project_research import ProjectResearch, load_config
+from viano_bug_analysis.report import build_report
 
 SETTINGS = InvestigationSettings(
     max_steps=8, invalid_response_limit=3, response_recovery_version=1, dispatch_cost=100
@@ -219,6 +221,17 @@ def test_the_fixture_case_is_investigated_end_to_end(
         assert manifest["status"]["code"] == "RESEARCH_UNAVAILABLE"
         blocked = CheckpointStore(package).current()
         assert blocked is not None and blocked.payload_dict()["reservation"] == "H1:4:2:dispatch"
+        # vba status and the case report name the provider, the typed reason and the
+        # fix, from the same stored fields, and nothing of the connection itself.
+        cause = status_document(package)["blocked"]["research"]
+        assert cause["provider"] == "database"
+        assert cause["reason"] in {"connection_refused", "server_gone", "connection_failed"}
+        assert cause["fix"].startswith(
+            f"research provider database unavailable ({cause['reason']})"
+        )
+        assert build_report(package)["state"]["blocked"]["research"] == cause
+        shown = " ".join(cause.values())
+        assert "127.0.0.1" not in shown and str(proxy.port) not in shown
         # Without an operator resume nothing runs.
         assert controller(package, server, research).run().state == "blocked"
         calls_before_resume = len(server.requests)
