@@ -3,9 +3,13 @@ the canonical encoding (orjson bytes, exact big integers, typed refusals)."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import enum
 import json
 import sys
 import unicodedata
+import uuid
 from typing import Any
 
 import orjson
@@ -19,6 +23,7 @@ from viano_bug_analysis.case import canonical as case_canonical
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.jsonio import (
     MAX_DEPTH,
+    MAX_ENCODE_DEPTH,
     JsonDecodeError,
     JsonEncodeError,
     JsonFailure,
@@ -31,6 +36,16 @@ from viano_bug_analysis.jsonio import (
 )
 
 SECRET = "Wolpertinger"
+
+
+class _Kind(enum.Enum):
+    A = 1
+
+
+@dataclasses.dataclass
+class _Row:
+    x: int
+
 
 _text = st.text(st.characters(exclude_categories=["Cs"]))
 _scalars = (
@@ -321,6 +336,68 @@ def test_values_that_are_not_json_are_refused_with_a_code(value: Any, code: str)
     with pytest.raises(JsonEncodeError) as caught:
         canonical_bytes(value, max_depth=3)
     assert caught.value.code == code
+
+
+_FOREIGN = [
+    float("nan"),
+    {"a": [float("inf")]},
+    [-float("inf")],
+    "net \ud83d",
+    {"k\udc00": 1},
+    {1: "a"},
+    {"a": b"bytes"},
+    {"a": {1, 2}},
+    {"id": uuid.UUID(int=7)},
+    [datetime.date(2026, 1, 1)],
+    {"kind": _Kind.A},
+    {"row": _Row(1)},
+]
+
+
+@pytest.mark.parametrize("value", _FOREIGN)
+def test_what_orjson_would_write_without_a_word_is_refused_at_the_default_depth(
+    value: Any,
+) -> None:
+    # At the default depth canonical_bytes tries orjson first: NaN would be
+    # written as null, a UUID, date, enum or dataclass as JSON of another value.
+    with pytest.raises(JsonEncodeError) as caught:
+        canonical_bytes(value)
+    with pytest.raises(JsonEncodeError) as walked:
+        jsonio._check(value, MAX_ENCODE_DEPTH)
+    assert caught.value.code == walked.value.code
+
+
+def _walked(value: Any) -> bytes:
+    """canonical_bytes as it is without orjson's attempt first: the walk decides."""
+    depth, exact = jsonio._check(value, MAX_ENCODE_DEPTH)
+    if depth <= jsonio._ORJSON_DEPTH and not exact:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    return jsonio._encode_exact(value)
+
+
+_any_float = st.floats()  # NaN and infinities included
+_mixed = st.recursive(
+    st.none() | st.booleans() | st.integers() | _any_float | _text,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(_text, inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(_mixed)
+def test_the_orjson_attempt_agrees_with_the_walk(value: Any) -> None:
+    try:
+        expected: bytes | str = _walked(value)
+    except JsonEncodeError as err:
+        expected = err.code
+    try:
+        got: bytes | str = canonical_bytes(value)
+    except JsonEncodeError as err:
+        got = err.code
+    assert got == expected
 
 
 def test_an_encode_error_keeps_no_part_of_the_value() -> None:

@@ -413,6 +413,20 @@ _ORJSON_INT = range(-(2**63), 2**64)
 
 def canonical_bytes(value: Any, *, max_depth: int = MAX_ENCODE_DEPTH) -> bytes:
     """The canonical JSON encoding of ``value`` (see the module docstring)."""
+    if max_depth >= _ORJSON_DEPTH:
+        # orjson refuses on its own lone surrogates, non-string keys, integers
+        # beyond 64 bits, nesting beyond 254 and most foreign types; what it
+        # writes without a word instead (NaN and infinities as null, enums,
+        # UUIDs, dates, dataclasses, tuples) does not read back equal to the
+        # value. So bytes that read back equal are the ones the validating walk
+        # below would accept and hand to orjson, at a fifth of its cost.
+        try:
+            data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # orjson.JSONEncodeError: the walk says why, or encodes exactly
+            pass
+        else:
+            if orjson.loads(data) == value:
+                return data
     depth, exact_needed = _check(value, max_depth)
     if depth <= _ORJSON_DEPTH and not exact_needed:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
