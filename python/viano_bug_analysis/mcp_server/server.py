@@ -14,7 +14,7 @@ of input), after the call in progress, and closes the research connections.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import IO, Any
 
 import anyio
 import anyio.to_thread
@@ -24,6 +24,12 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from viano_bug_analysis.mcp_server.tools import McpTools, Outcome
+from viano_bug_analysis.mcp_server.wire import (
+    checked_stdin,
+    claimed_stdin,
+    duplicate_key_offset,
+    new_token,
+)
 
 SERVER_NAME = "viano-bug-analysis"
 META_KEY = "viano-bug-analysis/call"
@@ -32,8 +38,11 @@ READ_ONLY = types.ToolAnnotations(
 )
 
 
-def build_server(tools: McpTools, *, version: str = "") -> Server[Any]:
-    """An SDK server whose tools are ``tools``'s, with their schemas as given."""
+def build_server(tools: McpTools, *, version: str = "", token: str = "") -> Server[Any]:
+    """An SDK server whose tools are ``tools``'s, with their schemas as given.
+
+    ``token`` is the one ``wire.CheckedLines`` marks calls with a repeated key by.
+    """
     listed = [
         types.Tool(
             name=spec.name,
@@ -53,6 +62,9 @@ def build_server(tools: McpTools, *, version: str = "") -> Server[Any]:
     async def call_tool(
         _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        offset = duplicate_key_offset(params.meta, token) if token else None
+        if offset is not None:
+            return to_result(tools.refuse_duplicate_key(params.name, offset))
         outcome = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments)
         return to_result(outcome)
 
@@ -81,14 +93,16 @@ def to_result(outcome: Outcome) -> types.CallToolResult:
 
 def serve_stdio(tools: McpTools, *, version: str = "") -> None:
     """Serves until the client closes stdin."""
-    server = build_server(tools, version=version)
+    token = new_token()
+    server = build_server(tools, version=version, token=token)
 
-    async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+    async def main(wire: IO[bytes]) -> None:
+        async with stdio_server(stdin=checked_stdin(wire, token)) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     try:
-        anyio.run(main)
+        with claimed_stdin() as wire:
+            anyio.run(main, wire)
     except KeyboardInterrupt:  # pragma: no cover - an operator's Ctrl-C
         sys.stderr.write("vba mcp: interrupted\n")
 

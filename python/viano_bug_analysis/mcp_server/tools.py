@@ -25,8 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from viano_bug_analysis.case.package import CasePackage, load_package
-from viano_bug_analysis.errors import JsonEncodeError, McpError, VbaError
+from viano_bug_analysis.errors import (
+    JsonEncodeError,
+    McpError,
+    ResearchError,
+    ToolError,
+    VbaError,
+)
 from viano_bug_analysis.investigation.project_context import LABELS, load_index
+from viano_bug_analysis.jsonio import DUPLICATE_KEY
 from viano_bug_analysis.mcp_server.audit import CallLog, Recorded, request_bytes
 from viano_bug_analysis.mcp_server.rendering import render_case_query, render_project_query
 from viano_bug_analysis.project_research.captures import Capture
@@ -188,6 +195,26 @@ class McpTools:
                         {"type": type(err).__name__},
                     )
                 )
+
+    def refuse_duplicate_key(self, name: str, offset: int) -> Outcome:
+        """A call whose JSON-RPC line repeats a key in one object (``wire``).
+
+        Refused with the code the command line gives a request file with a
+        repeated key, before anything runs; like arguments that are not JSON,
+        it leaves no record (the arguments the SDK parsed are not the ones sent).
+        """
+        if name not in self._handlers:
+            return self.call(name, None)  # mcp_tool_unknown, as for any other call
+        details = {"path": "", "reason": DUPLICATE_KEY, "offset": offset}
+        message = "the tool call is not strict JSON: duplicate key (an object repeats a key)"
+        error: VbaError
+        if name == "case_query":
+            error = ToolError("request_invalid", message, details)
+        elif name == "project_query":
+            error = ResearchError("query_invalid", message, details)
+        else:
+            error = McpError("mcp_arguments_invalid", message, details)
+        return _refused(error)
 
     # -- the tools ---------------------------------------------------------------------
 
