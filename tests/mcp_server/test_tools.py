@@ -60,3 +60,23 @@ def test_a_pointer_or_hint_the_message_does_not_say_is_added() -> None:
 def test_a_longer_pointer_in_the_message_is_not_the_pointer() -> None:
     error = McpError("mcp_arguments_invalid", "value at /ab is wrong", {"path": "/a"})
     assert _refused(error).text.endswith("(at /a)")
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_the_result_dict_is_the_sdk_model_in_json_form(recorded: bool) -> None:
+    import mcp_types as types
+
+    from viano_bug_analysis.mcp_server.audit import Recorded
+    from viano_bug_analysis.mcp_server.server import META_KEY, to_result
+    from viano_bug_analysis.mcp_server.tools import Outcome
+
+    outcome = Outcome({"a": None, "b": [1, {"c": "d"}]}, "text", is_error=not recorded)
+    if recorded:
+        outcome.recorded = Recorded(3, "0" * 64, "1" * 64, None, 1)
+    wire = to_result(outcome)
+    model = types.CallToolResult.model_validate(wire)
+    assert model.structured_content == outcome.structured and model.is_error is not recorded
+    dumped = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    assert dumped.pop("resultType") == "complete"
+    assert dumped == wire
+    assert (META_KEY in (model.meta or {})) is recorded

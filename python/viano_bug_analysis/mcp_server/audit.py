@@ -83,6 +83,10 @@ class CallLog:
         self._next = 1
         # (tool, request, revision, case hash, outcome hash) -> first call with them.
         self._first: dict[tuple[str, str, int | None, str | None, str], int] = {}
+        # Request and result files this log wrote or found with the same bytes:
+        # a repeated call does not walk and re-read them again (verify_calls
+        # still checks every one).
+        self._stored: set[PurePosixPath] = set()
         self._load()
 
     def _load(self) -> None:
@@ -106,6 +110,11 @@ class CallLog:
             reserve_bytes=1 << 20,
         )
 
+    def _store_once(self, rel: PurePosixPath, data: bytes) -> None:
+        if rel not in self._stored:
+            self._files.write_once(rel, data)
+            self._stored.add(rel)
+
     def record(
         self,
         tool: str,
@@ -118,7 +127,7 @@ class CallLog:
     ) -> Recorded:
         """Stores the request, the result (or capture) and the numbered record."""
         request_sha256 = sha256_hex(request_data)
-        self._files.write_once(PackageLayout.MCP_REQUESTS / f"{request_sha256}.json", request_data)
+        self._store_once(PackageLayout.MCP_REQUESTS / f"{request_sha256}.json", request_data)
         result_sha256: str | None = None
         capture_sha256: str | None = None
         if capture is not None:
@@ -127,7 +136,7 @@ class CallLog:
         elif error is None:
             data = canonical_bytes(result)
             result_sha256 = sha256_hex(data)
-            self._files.write_once(PackageLayout.MCP_RESULTS / f"{result_sha256}.json", data)
+            self._store_once(PackageLayout.MCP_RESULTS / f"{result_sha256}.json", data)
         document: dict[str, Any] = {
             "format": RECORD_FORMAT,
             "format_version": 1,

@@ -14,7 +14,7 @@ of input), after the call in progress, and closes the research connections.
 from __future__ import annotations
 
 import sys
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -64,9 +64,11 @@ def build_server(tools: McpTools, *, version: str = "", token: str = "") -> Serv
     ) -> types.CallToolResult:
         offset = duplicate_key_offset(params.meta, token) if token else None
         if offset is not None:
-            return to_result(tools.refuse_duplicate_key(params.name, offset))
-        outcome = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments)
-        return to_result(outcome)
+            outcome = tools.refuse_duplicate_key(params.name, offset)
+        else:
+            outcome = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments)
+        # The SDK's runner accepts the dict (its annotation names only the model).
+        return cast(types.CallToolResult, to_result(outcome))
 
     return Server(
         SERVER_NAME,
@@ -81,14 +83,22 @@ def build_server(tools: McpTools, *, version: str = "", token: str = "") -> Serv
     )
 
 
-def to_result(outcome: Outcome) -> types.CallToolResult:
-    meta = {META_KEY: outcome.recorded.meta()} if outcome.recorded is not None else None
-    return types.CallToolResult(
-        content=[types.TextContent(text=outcome.text)],
-        structured_content=outcome.structured,
-        is_error=outcome.is_error,
-        _meta=meta,
-    )
+def to_result(outcome: Outcome) -> dict[str, Any]:
+    """The ``CallToolResult`` of ``outcome`` in its JSON form.
+
+    The SDK takes a plain dict as well as its model and checks either against
+    the ``tools/call`` result before it writes the line; the dict spares a
+    model built only to be dumped again (a second walk of the structured
+    content, ~0.15 ms for a 31 KB result).
+    """
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": outcome.text}],
+        "structuredContent": outcome.structured,
+        "isError": outcome.is_error,
+    }
+    if outcome.recorded is not None:
+        result["_meta"] = {META_KEY: outcome.recorded.meta()}
+    return result
 
 
 def serve_stdio(tools: McpTools, *, version: str = "") -> None:
