@@ -115,8 +115,10 @@ def claimed_stdin() -> Iterator[IO[bytes]]:
     ``dup2`` onto it), the wire is read in place, as the SDK does then.
     """
     try:
+        if sys.stdin.fileno() != 0:  # stdin replaced in this process: read it as it is
+            raise ValueError
         # Above 2, so the wire never takes the place of a closed stdout or stderr.
-        wire = fcntl.fcntl(sys.stdin.fileno(), fcntl.F_DUPFD_CLOEXEC, 3)
+        wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     except (AttributeError, OSError, ValueError):
         yield sys.stdin.buffer
         return
