@@ -5,7 +5,9 @@ high-level ``MCPServer``: the high-level class derives a tool's input schema
 from a Python signature, while these tools take the bundled JSON Schemas of
 ``schemas/`` as they are (one source, the one the router and ProjectResearch
 validate against). Each call runs in a worker thread, so the event loop keeps
-answering pings while a query reads.
+answering pings while a query reads. The SDK reads stdin through
+``wire.checked_stdin``, so that a call repeating a key is refused rather than
+resolved by the SDK's parser.
 
 The server ends when the client closes its stdin (the stdio transport's end
 of input), after the call in progress, and closes the research connections.
