@@ -45,7 +45,11 @@ BASE: dict[str, Any] = {
 }
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
     lambda inner: (
         st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
     ),
@@ -103,6 +107,25 @@ def test_fast_and_precise_validators_agree(path, key, value, delete) -> None:
             assert err.code in {"request_invalid", "unknown_field", "unknown_operation"}
         else:
             raise AssertionError("an invalid document was accepted")
+
+
+@settings(max_examples=50)
+@given(st.sampled_from(PATHS), KEYS, st.sampled_from([float("inf"), float("-inf"), float("nan")]))
+def test_a_number_json_cannot_write_is_refused_before_any_schema(path, key, value) -> None:
+    # Not JSON, so outside what the validators are compared on above (the
+    # compiled one refuses infinity, jsonschema's "number" takes it): the
+    # batch parser refuses it first, whatever schema check would follow.
+    document = copy.deepcopy(BASE)
+    target: Any = document
+    for part in path:
+        target = target[part]
+    target[key] = value
+    try:
+        parse_batch(document, ToolLimits())
+    except ToolError as err:
+        assert (err.code, err.details["reason"]) == ("request_invalid", "json_non_finite_number")
+    else:
+        raise AssertionError("a non-finite number was accepted")
 
 
 def test_trailing_newline_does_not_pass_an_anchored_pattern() -> None:
