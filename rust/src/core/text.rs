@@ -134,7 +134,18 @@ impl LineIndex {
 impl SourceText {
     /// Validates and takes ownership of a member's raw bytes.
     pub fn decode(raw: Vec<u8>) -> CoreResult<Self> {
+        Self::decode_noting_change(raw, |_| ())
+    }
+
+    /// [`Self::decode`], calling `changing(raw)` first when decoding will
+    /// change bytes (a BOM removed or a line end rewritten), so that a
+    /// caller can still hash the raw bytes; an unchanged text is the raw
+    /// bytes themselves.
+    pub fn decode_noting_change(raw: Vec<u8>, changing: impl FnOnce(&[u8])) -> CoreResult<Self> {
         let checked = check_raw(&raw)?;
+        if checked.had_bom || checked.has_cr {
+            changing(&raw);
+        }
         let mut text = raw;
         if checked.had_bom {
             text.drain(..BOM.len());
@@ -150,22 +161,26 @@ impl SourceText {
     /// every blob (the copy is made once, with the BOM and `\r` already
     /// handled, and no zero-filled buffer per blob).
     pub fn decode_slice(raw: &[u8]) -> CoreResult<Self> {
-        Self::decode_slice_unchanged(raw).map(|(text, _)| text)
+        Self::decode_slice_noting_change(raw, |_| ())
     }
 
-    /// [`Self::decode_slice`], and whether the text is byte for byte the
-    /// raw input (no BOM removed, no line end changed), so that a hash of
-    /// the text is the hash of the raw bytes.
-    pub fn decode_slice_unchanged(raw: &[u8]) -> CoreResult<(Self, bool)> {
+    /// [`Self::decode_slice`] with the `changing` call of
+    /// [`Self::decode_noting_change`].
+    pub fn decode_slice_noting_change(
+        raw: &[u8],
+        changing: impl FnOnce(&[u8]),
+    ) -> CoreResult<Self> {
         let checked = check_raw(raw)?;
+        if checked.had_bom || checked.has_cr {
+            changing(raw);
+        }
         let body = &raw[if checked.had_bom { BOM.len() } else { 0 }..];
         let text = if checked.has_cr {
             normalize_line_ends(body)
         } else {
             body.to_vec()
         };
-        let unchanged = !checked.had_bom && !checked.has_cr;
-        Ok((Self::from_checked(text, &checked), unchanged))
+        Ok(Self::from_checked(text, &checked))
     }
 
     /// A checked text with BOM removed and line ends normalized (which

@@ -5,7 +5,6 @@
 //! texts or the final reason a blob has none (`binary`, `not_utf8`). When
 //! the estimated size passes the bound, the least recently used entries go.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use gix_hash::ObjectId;
@@ -30,7 +29,10 @@ pub struct BlobCache {
     max_bytes: u64,
     bytes: u64,
     clock: u64,
-    slots: HashMap<ObjectId, Slot>,
+    /// Keyed by the ID's leading bytes (`gix_hashtable`): IDs are hashes
+    /// already, and hashing 10,000 of them again with SipHash showed in
+    /// the sequential part of every cold search.
+    slots: gix_hashtable::HashMap<ObjectId, Slot>,
 }
 
 impl BlobCache {
@@ -39,7 +41,7 @@ impl BlobCache {
             max_bytes,
             bytes: 0,
             clock: 0,
-            slots: HashMap::new(),
+            slots: gix_hashtable::HashMap::default(),
         }
     }
 
@@ -67,6 +69,9 @@ impl BlobCache {
     /// Adds (or refreshes) entries, then evicts down to the bound. An entry
     /// larger than the whole bound is not kept.
     pub fn insert_many(&mut self, items: impl IntoIterator<Item = (ObjectId, Content)>) {
+        let items = items.into_iter();
+        let (least, most) = items.size_hint();
+        self.slots.reserve(most.unwrap_or(least));
         for (oid, content) in items {
             let cost = ENTRY_OVERHEAD
                 + match &content {

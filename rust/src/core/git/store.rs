@@ -213,18 +213,37 @@ impl GitStore {
             out[i] = Some((content, extra));
         }
         if !missing.is_empty() {
-            // The same content under several paths is read once.
-            let mut unique: Vec<ObjectId> = missing.iter().map(|&(_, oid)| oid).collect();
-            unique.sort_unstable();
-            unique.dedup();
+            // The same content under several paths is read once: sorted by
+            // ID, the paths of one blob are neighbours; `group_end[k]` is
+            // where the paths of `unique[k]` end in `missing`.
+            missing.sort_unstable_by_key(|&(i, oid)| (oid, i));
+            let mut unique: Vec<(ObjectId, u64)> = Vec::with_capacity(missing.len());
+            let mut group_end: Vec<usize> = Vec::with_capacity(missing.len());
+            for (at, &(i, oid)) in missing.iter().enumerate() {
+                if unique.last().map(|&(last, _)| last) == Some(oid) {
+                    group_end.pop();
+                } else {
+                    unique.push((oid, blobs[i].1));
+                }
+                group_end.push(at + 1);
+            }
+            let unique_ids: Vec<ObjectId> = unique.iter().map(|&(oid, _)| oid).collect();
             let found: Vec<Option<Found>> = match &self.disk {
-                Some(disk) => disk.find(&unique),
+                Some(disk) => disk.find(&unique_ids),
                 None => vec![None; unique.len()],
             };
-            let items: Vec<(ObjectId, Option<Found>)> = unique.iter().copied().zip(found).collect();
+            let items: Vec<(ObjectId, u64, Option<Found>)> = unique
+                .iter()
+                .zip(found)
+                .map(|(&(oid, size), found)| (oid, size, found))
+                .collect();
             let storing = store_on_disk && self.disk.is_some();
-            let loaded =
-                self.map_blobs(&items, threads, deadline, |repo, scratch, (oid, found)| {
+            let loaded = self.map_blobs_largest_first(
+                &items,
+                |&(_, size, _)| size,
+                threads,
+                deadline,
+                |repo, scratch, (oid, size, found)| {
                     // A cache entry that fails its checks is read from git again.
                     let cached = found
                         .as_ref()
@@ -234,49 +253,58 @@ impl GitStore {
                         Some(content) => (content, false, RawDigest::Unknown),
                         None => {
                             let (content, digest) =
-                                read_text(repo, scratch, oid, max_bytes, storing)?;
+                                read_text(repo, scratch, oid, *size, max_bytes, storing)?;
                             (content, true, digest)
                         }
                     };
                     let extra = then(&content);
                     Ok((content, extra, from_git, digest))
-                })?;
+                },
+            )?;
             let from_git = loaded
                 .iter()
                 .filter(|(_, _, from_git, _)| *from_git)
                 .count();
             self.blobs_read
                 .fetch_add(from_git as u64, Ordering::Relaxed);
-            // What to store: blobs read from git, and blobs loaded from a
-            // segment that failed a check elsewhere (it is about to go).
-            let fresh: Vec<Fresh> = items
-                .iter()
-                .zip(&loaded)
-                .filter_map(|((oid, found), (content, _, from_git, digest))| {
-                    let digest = match found {
-                        _ if *from_git => *digest,
-                        Some(found) if found.segment_rejected() => found.raw_digest(),
-                        _ => return None,
-                    };
-                    Some((*oid, content.clone(), digest))
-                })
-                .collect();
-            for (i, oid) in missing {
-                let at = unique.binary_search(&oid).unwrap_or_default();
-                let (content, extra, _, _) = &loaded[at];
-                out[i] = Some((content.clone(), extra.clone()));
-            }
-            if let Some(disk) = self.disk.as_ref().filter(|_| storing && !fresh.is_empty()) {
-                disk.store(fresh);
+            if let Some(disk) = self.disk.as_ref().filter(|_| storing) {
+                // What to store: blobs read from git, and blobs loaded from a
+                // segment that failed a check elsewhere (it is about to go).
+                let fresh: Vec<Fresh> = items
+                    .iter()
+                    .zip(&loaded)
+                    .filter_map(|((oid, _, found), (content, _, from_git, digest))| {
+                        let digest = match found {
+                            _ if *from_git => *digest,
+                            Some(found) if found.segment_rejected() => found.raw_digest(),
+                            _ => return None,
+                        };
+                        Some((*oid, content.clone(), digest))
+                    })
+                    .collect();
+                if !fresh.is_empty() {
+                    disk.store(fresh);
+                }
             }
             let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
             cache.insert_many(
-                unique
+                unique_ids
                     .into_iter()
-                    .zip(loaded)
-                    .map(|(oid, (content, _, _, _))| (oid, content))
+                    .zip(&loaded)
+                    .map(|(oid, (content, _, _, _))| (oid, content.clone()))
                     .filter(|(_, content)| !matches!(content, Err(SkipReason::TooLarge))),
             );
+            drop(cache);
+            // Each result moves to the last path of its blob; only the other
+            // paths of a blob listed more than once get copies.
+            let mut start = 0;
+            for ((content, extra, _, _), &end) in loaded.into_iter().zip(&group_end) {
+                for &(i, _) in &missing[start..end - 1] {
+                    out[i] = Some((content.clone(), extra.clone()));
+                }
+                out[missing[end - 1].0] = Some((content, extra));
+                start = end;
+            }
         }
         Ok(out.into_iter().flatten().collect())
     }
@@ -374,24 +402,25 @@ impl GitStore {
         threads: usize,
         deadline: Option<Instant>,
     ) -> CoreResult<u64> {
-        let mut unique: Vec<ObjectId> = selection
+        let mut unique: Vec<(ObjectId, u64)> = selection
             .files
             .iter()
-            .map(|&i| tree.entries[i].oid)
+            .map(|&i| (tree.entries[i].oid, tree.entries[i].size))
             .collect();
         unique.sort_unstable();
-        unique.dedup();
-        let sizes = try_map_with(
+        unique.dedup_by_key(|&mut (oid, _)| oid);
+        // In the order a search reads them.
+        let sizes = self.map_blobs_largest_first(
             &unique,
+            |&(_, size)| size,
             threads,
-            || (self.handle(), Vec::new()),
-            |(repo, buf), oid| {
-                check_deadline(deadline)?;
+            deadline,
+            |repo, buf, (oid, _)| {
                 let data = repo
                     .try_find(oid, buf)
                     .map_err(|_| unreadable("a blob is corrupt"))?
                     .ok_or(unreadable("a blob of the commit is missing"))?;
-                Ok::<u64, CoreError>(data.data.len() as u64)
+                Ok(data.data.len() as u64)
             },
         )?;
         Ok(sizes.into_iter().sum())
@@ -432,6 +461,29 @@ impl GitStore {
         })
     }
 
+    /// [`Self::map_blobs`], handing out the items in order of decreasing
+    /// `size` (results still in input order): the pool claims one item at a
+    /// time, so the largest blob claimed last would keep one core busy
+    /// while the others have nothing left.
+    fn map_blobs_largest_first<T: Sync, R: Send>(
+        &self,
+        items: &[T],
+        size: impl Fn(&T) -> u64,
+        threads: usize,
+        deadline: Option<Instant>,
+        work: impl Fn(&Objects, &mut Vec<u8>, &T) -> CoreResult<R> + Sync,
+    ) -> CoreResult<Vec<R>> {
+        let order = largest_first(items, size);
+        let done = self.map_blobs(&order, threads, deadline, |repo, scratch, &i| {
+            work(repo, scratch, &items[i]).map(|r| (i, r))
+        })?;
+        let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+        for (i, r) in done {
+            slots[i] = Some(r);
+        }
+        Ok(slots.into_iter().flatten().collect())
+    }
+
     /// Runs `work` for every item on the core's thread pool, each worker
     /// with its own repository handle (and so its own delta-base cache) and
     /// one scratch buffer that every blob it inflates reuses.
@@ -454,32 +506,59 @@ impl GitStore {
     }
 }
 
+/// Indices of `items` by decreasing `size` (ties in input order).
+fn largest_first<T>(items: &[T], size: impl Fn(&T) -> u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(size(&items[i])));
+    order
+}
+
 /// The decoded text of a blob, or why it has none. The blob is inflated
-/// into the worker's scratch buffer and copied once into the text's own.
+/// straight into a buffer of its listed size that becomes the text's own
+/// (no copy, and the buffer comes zeroed from the allocator, so no byte is
+/// written twice); only a text whose decoding changes bytes (a BOM or `\r`,
+/// rare) is copied. A delta's resolution grows the buffer past the text
+/// (two work buffers plus the instructions): then the text is copied out
+/// and the grown buffer becomes the worker's scratch for the next delta.
 /// With `for_disk`, also what the persistent cache's writer needs for the
-/// SHA-256 of the raw bytes: hashed here only when decoding changed them
-/// (a BOM or `\r`, rare), else left to the writer, which hashes the text.
+/// SHA-256 of the raw bytes: hashed here only when decoding changed them,
+/// else left to the writer, which hashes the text.
 fn read_text(
     repo: &Objects,
     scratch: &mut Vec<u8>,
     oid: &ObjectId,
+    listed_size: u64,
     max_bytes: u64,
     for_disk: bool,
 ) -> CoreResult<(Content, RawDigest)> {
-    let data = read_blob_into(repo, oid, scratch)?;
-    if data.len() as u64 > max_bytes {
+    let mut own = vec![0u8; usize::try_from(listed_size).unwrap_or(0)];
+    let len = read_blob_into(repo, oid, &mut own)?.len();
+    if len as u64 > max_bytes {
         // The listed size was wrong; still never decode past the limit.
         return Ok((Err(SkipReason::TooLarge), RawDigest::Unknown));
     }
-    match SourceText::decode_slice_unchanged(data) {
-        Ok((text, unchanged)) => {
-            let digest = match (for_disk, unchanged) {
-                (false, _) => RawDigest::Unknown,
-                (true, true) => RawDigest::TextIsRaw,
-                (true, false) => RawDigest::Known(Sha256::digest(data).into()),
-            };
-            Ok((Ok(Arc::new(text)), digest))
+    let mut digest = if for_disk {
+        RawDigest::TextIsRaw
+    } else {
+        RawDigest::Unknown
+    };
+    let hash_raw = |raw: &[u8]| {
+        if for_disk {
+            digest = RawDigest::Known(Sha256::digest(raw).into());
         }
+    };
+    let decoded = if own.capacity() - len > len / 8 {
+        let decoded = SourceText::decode_slice_noting_change(&own[..len], hash_raw);
+        if own.capacity() > scratch.capacity() {
+            *scratch = own;
+        }
+        decoded
+    } else {
+        own.truncate(len);
+        SourceText::decode_noting_change(own, hash_raw)
+    };
+    match decoded {
+        Ok(text) => Ok((Ok(Arc::new(text)), digest)),
         Err(CoreError::NulByte { .. }) => Ok((Err(SkipReason::Binary), RawDigest::Unknown)),
         Err(_) => Ok((Err(SkipReason::NotUtf8), RawDigest::Unknown)),
     }
