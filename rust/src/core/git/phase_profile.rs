@@ -54,11 +54,18 @@ fn phase_profile() {
     row("open the object database", median(|| drop(open())));
 
     let store = open();
-    let repo = store.handle_for_profile();
     let oid = super::parse_oid(&commit).unwrap();
     row(
-        "tree walk (one thread, every tree object)",
-        median(|| drop(list_entries(&repo, &oid, 1_000_000, None).unwrap())),
+        "tree walk with object headers (sizes), one thread",
+        median(|| {
+            drop(list_entries(|| store.handle_for_profile(), &oid, 1_000_000, 1, None).unwrap())
+        }),
+    );
+    row(
+        "tree walk with object headers (sizes), all cores",
+        median(|| {
+            drop(list_entries(|| store.handle_for_profile(), &oid, 1_000_000, 0, None).unwrap())
+        }),
     );
     let tree = store.tree(&commit, 1_000_000, 0, None).unwrap();
     let oids: Vec<_> = tree.entries().iter().map(|e| e.oid).collect();

@@ -14,9 +14,9 @@ use super::cache::{BlobCache, Content};
 use super::disk_cache::{DiskCache, DiskStats, Found, Fresh, RawDigest};
 use super::location::objects_dir;
 use super::objects::{
-    check_deadline, commit_header, header_size, parse_oid, read_blob_into, unreadable, Objects,
+    check_deadline, commit_header, parse_oid, read_blob_into, unreadable, Objects,
 };
-use super::tree::{list_entries, CommitTree, EntryKind, Selection, SkipReason};
+use super::tree::{list_entries, CommitTree, Selection, SkipReason};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::line_search::{self, CompiledQueries, Page, Query, SearchMode};
 use crate::core::parallel::{parallel_map, try_map_with};
@@ -141,17 +141,7 @@ impl GitStore {
                 return Ok(CommitTree { entries });
             }
         }
-        let mut entries = list_entries(&self.handle(), &commit, max_entries, deadline)?;
-        // Sizes from object headers (cheap: nothing is inflated), on every core.
-        let with_blobs: Vec<usize> = (0..entries.len())
-            .filter(|&i| entries[i].kind != EntryKind::Submodule)
-            .collect();
-        let sizes = self.map_blobs(&with_blobs, threads, deadline, |repo, _, &i| {
-            header_size(repo, &entries[i].oid)
-        })?;
-        for (i, size) in with_blobs.into_iter().zip(sizes) {
-            entries[i].size = size;
-        }
+        let entries = list_entries(|| self.handle(), &commit, max_entries, threads, deadline)?;
         if let Some(disk) = &self.disk {
             disk.store_listing(&commit, &entries);
         }

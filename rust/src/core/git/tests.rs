@@ -187,3 +187,46 @@ fn paths_texts_digests_and_request_errors() {
     assert!(deadline_after(1.0).unwrap().is_some());
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_listing_does_not_depend_on_the_thread_count() {
+    // Enough nested trees that every worker of the walk reads some of them.
+    let dir = std::env::temp_dir().join(format!("vba-git-walk-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for d in 0..24 {
+        let sub = dir.join(format!("d{d}/e{}", d % 5));
+        std::fs::create_dir_all(&sub).unwrap();
+        for f in 0..6 {
+            std::fs::write(sub.join(format!("f{f}.txt")), "x".repeat(d * 7 + f)).unwrap();
+            std::fs::write(dir.join(format!("d{d}/top{f}")), format!("{d} {f}\n")).unwrap();
+        }
+    }
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "t"]);
+    let commit = git(&dir, &["rev-parse", "HEAD"]);
+    let store = GitStore::open(&dir, 0, None).unwrap();
+    let listing = |threads| {
+        let tree = store.tree(&commit, 1000, threads, None).unwrap();
+        let entries: Vec<(Vec<u8>, String, u64)> = tree
+            .entries()
+            .iter()
+            .map(|e| (e.path.clone(), e.oid.to_string(), e.size))
+            .collect();
+        entries
+    };
+    let one = listing(1);
+    assert_eq!(one.len(), 24 * 12);
+    assert!(one.windows(2).all(|w| w[0].0 < w[1].0));
+    assert_eq!(one[0].2, 0, "d0/e0/f0.txt is empty");
+    for threads in [2, 3, 8] {
+        assert_eq!(listing(threads), one, "{threads} threads");
+        // The bound counts the entries of every worker together.
+        let over = store
+            .tree(&commit, one.len() - 1, threads, None)
+            .unwrap_err();
+        assert_eq!(over.code(), "selection_too_large");
+        assert!(store.tree(&commit, one.len(), threads, None).is_ok());
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -1,15 +1,18 @@
 //! One commit's listing: entry kinds, why an entry is skipped, the filters
 //! a query applies, and the walk over the commit's trees.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use gix_hash::ObjectId;
 use gix_object::tree::EntryKind as GixEntryKind;
 use gix_object::{Find, FindExt};
 
-use super::objects::{check_deadline, kind_name, unreadable, Objects};
+use super::objects::{check_deadline, header_size, kind_name, unreadable, Objects};
 use super::paths::path_problem;
 use crate::core::error::{CoreError, CoreResult};
+use crate::core::parallel::resolve_threads;
 
 /// The kind of a tree entry that is not a directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,49 +200,141 @@ impl CommitTree {
     }
 }
 
-/// Every non-directory entry of `commit`'s tree, sorted by path bytes, with
-/// sizes still 0 (the store fills them from object headers).
+/// Every non-directory entry of the commit's tree, sorted and marked (see
+/// [`sort_and_mark`]), each blob with its size from its object header
+/// (nothing is inflated). The walk runs on up to `threads` workers (`0` =
+/// every core), each with a handle from `handle`: a worker takes one tree
+/// at a time from a shared stack, pushes its subtrees there and looks up
+/// the sizes of the blobs it names right away, so the size lookups overlap
+/// the walk instead of following it. The listing does not depend on the
+/// thread count.
 pub(super) fn list_entries(
-    repo: &Objects,
+    handle: impl Fn() -> Objects + Sync,
     commit: &ObjectId,
     max_entries: usize,
+    threads: usize,
     deadline: Option<Instant>,
 ) -> CoreResult<Vec<TreeEntry>> {
+    let tree_id = commit_tree(&handle(), commit)?;
+    let walk = Walk {
+        pending: Mutex::new(vec![(Vec::new(), tree_id)]),
+        open: AtomicUsize::new(1),
+        listed: AtomicUsize::new(0),
+        failed: AtomicBool::new(false),
+        max_entries,
+        deadline,
+    };
+    let threads = resolve_threads(threads);
+    let run = || {
+        let result = walk.run(&handle());
+        if result.is_err() {
+            walk.failed.store(true, Ordering::Relaxed);
+        }
+        result
+    };
+    let parts: Vec<CoreResult<Vec<TreeEntry>>> = std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(run)).collect();
+        let mut parts = vec![run()];
+        parts.extend(
+            helpers
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
+        );
+        parts
+    });
+    let mut entries = Vec::new();
+    for part in parts {
+        entries.extend(part?);
+    }
+    sort_and_mark(&mut entries);
+    Ok(entries)
+}
+
+fn commit_tree(repo: &Objects, commit: &ObjectId) -> CoreResult<ObjectId> {
     let mut buf = Vec::new();
     let found = repo
         .try_find(commit, &mut buf)
         .map_err(|_| unreadable("cannot read the commit object"))?;
-    let tree_id = match found {
-        None => return Err(CoreError::GitCommitMissing { found: "nothing" }),
-        Some(data) if data.kind != gix_object::Kind::Commit => {
-            return Err(CoreError::GitCommitMissing {
-                found: kind_name(data.kind),
-            })
-        }
+    match found {
+        None => Err(CoreError::GitCommitMissing { found: "nothing" }),
+        Some(data) if data.kind != gix_object::Kind::Commit => Err(CoreError::GitCommitMissing {
+            found: kind_name(data.kind),
+        }),
         Some(data) => gix_object::CommitRefIter::from_bytes(data.data, gix_hash::Kind::Sha1)
             .tree_id()
-            .map_err(|_| unreadable("the commit object is corrupt"))?,
-    };
+            .map_err(|_| unreadable("the commit object is corrupt")),
+    }
+}
 
-    let mut entries = Vec::new();
-    // Depth-first over (directory prefix, tree id); the sort below fixes the order.
-    let mut pending: Vec<(Vec<u8>, ObjectId)> = vec![(Vec::new(), tree_id)];
-    while let Some((prefix, id)) = pending.pop() {
-        check_deadline(deadline)?;
+/// The state the workers of one walk share.
+struct Walk {
+    /// Trees not yet read: (directory prefix, tree ID).
+    pending: Mutex<Vec<(Vec<u8>, ObjectId)>>,
+    /// Trees pushed and not yet finished; the walk is over at 0.
+    open: AtomicUsize,
+    /// Entries listed so far, by every worker (the `max_entries` bound).
+    listed: AtomicUsize,
+    failed: AtomicBool,
+    max_entries: usize,
+    deadline: Option<Instant>,
+}
+
+impl Walk {
+    fn run(&self, repo: &Objects) -> CoreResult<Vec<TreeEntry>> {
+        let mut mine = Vec::new();
+        let mut subtrees = Vec::new();
+        let mut buf = Vec::new();
+        while !self.failed.load(Ordering::Relaxed) {
+            let job = self
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pop();
+            let Some((prefix, id)) = job else {
+                if self.open.load(Ordering::Acquire) == 0 {
+                    break;
+                }
+                // Another worker is reading a tree that may hold subtrees.
+                std::thread::yield_now();
+                continue;
+            };
+            check_deadline(self.deadline)?;
+            self.read_tree(repo, &mut buf, &prefix, &id, &mut mine, &mut subtrees)?;
+            // Counted before they are visible, so that `open` never reaches
+            // 0 while a tree is still to be read.
+            self.open.fetch_add(subtrees.len(), Ordering::AcqRel);
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .append(&mut subtrees);
+            self.open.fetch_sub(1, Ordering::AcqRel);
+        }
+        Ok(mine)
+    }
+
+    fn read_tree(
+        &self,
+        repo: &Objects,
+        buf: &mut Vec<u8>,
+        prefix: &[u8],
+        id: &ObjectId,
+        entries: &mut Vec<TreeEntry>,
+        subtrees: &mut Vec<(Vec<u8>, ObjectId)>,
+    ) -> CoreResult<()> {
         let tree = repo
-            .find_tree_iter(&id, &mut buf)
+            .find_tree_iter(id, buf)
             .map_err(|_| unreadable("a tree object is missing or corrupt"))?;
         for entry in tree {
             let entry = entry.map_err(|_| unreadable("a tree object is corrupt"))?;
             let mut path = Vec::with_capacity(prefix.len() + 1 + entry.filename.len());
-            path.extend_from_slice(&prefix);
+            path.extend_from_slice(prefix);
             if !path.is_empty() {
                 path.push(b'/');
             }
             path.extend_from_slice(entry.filename);
             let kind = match entry.mode.kind() {
                 GixEntryKind::Tree => {
-                    pending.push((path, entry.oid.to_owned()));
+                    subtrees.push((path, entry.oid.to_owned()));
                     continue;
                 }
                 GixEntryKind::Blob => EntryKind::Blob,
@@ -247,22 +342,27 @@ pub(super) fn list_entries(
                 GixEntryKind::Link => EntryKind::Symlink,
                 GixEntryKind::Commit => EntryKind::Submodule,
             };
-            if entries.len() >= max_entries {
+            if self.listed.fetch_add(1, Ordering::Relaxed) >= self.max_entries {
                 return Err(CoreError::GitTooManyEntries {
-                    limit: max_entries as u64,
+                    limit: self.max_entries as u64,
                 });
             }
+            let oid = entry.oid.to_owned();
+            let size = match kind {
+                // A gitlink names a commit of another repository.
+                EntryKind::Submodule => 0,
+                _ => header_size(repo, &oid)?,
+            };
             entries.push(TreeEntry {
                 path,
                 kind,
-                oid: entry.oid.to_owned(),
-                size: 0,
+                oid,
+                size,
                 unusable: None,
             });
         }
+        Ok(())
     }
-    sort_and_mark(&mut entries);
-    Ok(entries)
 }
 
 /// Sorts a listing by path bytes and marks every entry that is no readable
@@ -270,7 +370,13 @@ pub(super) fn list_entries(
 /// these rules are applied: a listing read back from the persistent cache
 /// goes through it too, so the cache stores no verdict of these rules.
 pub(super) fn sort_and_mark(entries: &mut [TreeEntry]) {
-    entries.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    // Path first; the rest only orders a path listed twice, so that the
+    // listing does not depend on which worker of the walk found which copy.
+    entries.sort_unstable_by(|a, b| {
+        a.path
+            .cmp(&b.path)
+            .then_with(|| (a.oid, a.kind.as_str()).cmp(&(b.oid, b.kind.as_str())))
+    });
     for entry in entries.iter_mut() {
         entry.unusable = if path_problem(&entry.path, false).is_some() {
             Some(SkipReason::PathInvalid)
