@@ -233,7 +233,7 @@ impl GitStore {
                 |&(_, size, _)| size,
                 threads,
                 deadline,
-                |repo, scratch, (oid, size, found)| {
+                |repo, _, (oid, size, found)| {
                     // A cache entry that fails its checks is read from git again.
                     let cached = found
                         .as_ref()
@@ -243,7 +243,7 @@ impl GitStore {
                         Some(content) => (content, false, RawDigest::Unknown),
                         None => {
                             let (content, digest) =
-                                read_text(repo, scratch, oid, *size, max_bytes, storing)?;
+                                read_text(repo, oid, *size, max_bytes, storing)?;
                             (content, true, digest)
                         }
                     };
@@ -507,15 +507,14 @@ fn largest_first<T>(items: &[T], size: impl Fn(&T) -> u64) -> Vec<usize> {
 /// straight into a buffer of its listed size that becomes the text's own
 /// (no copy, and the buffer comes zeroed from the allocator, so no byte is
 /// written twice); only a text whose decoding changes bytes (a BOM or `\r`,
-/// rare) is copied. A delta's resolution grows the buffer past the text
-/// (two work buffers plus the instructions): then the text is copied out
-/// and the grown buffer becomes the worker's scratch for the next delta.
+/// rare) is copied, and so is a delta's, whose resolution grows the buffer
+/// past the text (two work buffers plus the instructions), so that a kept
+/// text never holds more memory than the cache counts for it.
 /// With `for_disk`, also what the persistent cache's writer needs for the
 /// SHA-256 of the raw bytes: hashed here only when decoding changed them,
 /// else left to the writer, which hashes the text.
 fn read_text(
     repo: &Objects,
-    scratch: &mut Vec<u8>,
     oid: &ObjectId,
     listed_size: u64,
     max_bytes: u64,
@@ -538,11 +537,7 @@ fn read_text(
         }
     };
     let decoded = if own.capacity() - len > len / 8 {
-        let decoded = SourceText::decode_slice_noting_change(&own[..len], hash_raw);
-        if own.capacity() > scratch.capacity() {
-            *scratch = own;
-        }
-        decoded
+        SourceText::decode_slice_noting_change(&own[..len], hash_raw)
     } else {
         own.truncate(len);
         SourceText::decode_noting_change(own, hash_raw)

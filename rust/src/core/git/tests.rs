@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use sha2::{Digest, Sha256};
+
 use super::*;
 use crate::core::line_search::Page;
 use crate::core::CoreError;
@@ -227,6 +229,65 @@ fn the_listing_does_not_depend_on_the_thread_count() {
             .unwrap_err();
         assert_eq!(over.code(), "selection_too_large");
         assert!(store.tree(&commit, one.len(), threads, None).is_ok());
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn texts_stored_as_deltas_read_like_any_other() {
+    // Similar files packed by `git gc` become deltas of each other, whose
+    // resolution grows the buffer the text is inflated into.
+    let dir = std::env::temp_dir().join(format!("vba-git-delta-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let base: String = (0..2000)
+        .map(|n| format!("line {n} of the base\n"))
+        .collect();
+    let files = [
+        ("base.txt", base.clone()),
+        (
+            "changed.txt",
+            base.replace("line 1000 ", "line one thousand "),
+        ),
+        ("crlf.txt", base.replace('\n', "\r\n")),
+        ("bom.txt", format!("\u{feff}{base}extra\n")),
+    ];
+    for (name, body) in &files {
+        std::fs::write(dir.join(name), body).unwrap();
+    }
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "t"]);
+    git(&dir, &["gc", "-q", "--aggressive"]);
+    let bases = git(
+        &dir,
+        &[
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(deltabase)",
+        ],
+    );
+    assert!(
+        bases.lines().any(|b| b.bytes().any(|c| c != b'0')),
+        "no delta"
+    );
+    let commit = git(&dir, &["rev-parse", "HEAD"]);
+    let store = GitStore::open(&dir, 1 << 20, None).unwrap();
+    let tree = store.tree(&commit, 100, 2, None).unwrap();
+    for (name, body) in &files {
+        let text = store
+            .text(&tree, name.as_bytes(), 1 << 20, None)
+            .unwrap()
+            .unwrap();
+        let expected = body.trim_start_matches('\u{feff}').replace("\r\n", "\n");
+        assert_eq!(text.as_str(), expected, "{name}");
+        let id = tree.find(name.as_bytes()).unwrap().oid.to_string();
+        let digest = store.sha256_hex(&[id], 1, None).unwrap();
+        let want: String = Sha256::digest(body.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(digest, vec![want], "{name}");
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
