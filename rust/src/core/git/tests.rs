@@ -291,3 +291,26 @@ fn texts_stored_as_deltas_read_like_any_other() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_missing_tree_fails_the_walk_on_any_thread_count() {
+    let dir = std::env::temp_dir().join(format!("vba-git-broken-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for d in 0..8 {
+        std::fs::create_dir_all(dir.join(format!("d{d}/sub"))).unwrap();
+        std::fs::write(dir.join(format!("d{d}/sub/f.txt")), format!("{d}\n")).unwrap();
+    }
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "t"]);
+    let commit = git(&dir, &["rev-parse", "HEAD"]);
+    // Loose objects (no gc): removing one subtree's file breaks the walk there.
+    let sub = git(&dir, &["rev-parse", "HEAD:d5/sub"]);
+    std::fs::remove_file(dir.join(".git/objects").join(&sub[..2]).join(&sub[2..])).unwrap();
+    let store = GitStore::open(&dir, 0, None).unwrap();
+    for threads in [1, 2, 4] {
+        let err = store.tree(&commit, 1000, threads, None).unwrap_err();
+        assert_eq!(err.code(), "repository_unavailable", "{threads} threads");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

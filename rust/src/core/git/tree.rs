@@ -1,8 +1,8 @@
 //! One commit's listing: entry kinds, why an entry is skipped, the filters
 //! a query applies, and the walk over the commit's trees.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use gix_hash::ObjectId;
@@ -217,21 +217,18 @@ pub(super) fn list_entries(
 ) -> CoreResult<Vec<TreeEntry>> {
     let tree_id = commit_tree(&handle(), commit)?;
     let walk = Walk {
-        pending: Mutex::new(vec![(Vec::new(), tree_id)]),
-        open: AtomicUsize::new(1),
+        queue: Mutex::new(Queue {
+            pending: vec![(Vec::new(), tree_id)],
+            open: 1,
+            failed: false,
+        }),
+        changed: Condvar::new(),
         listed: AtomicUsize::new(0),
-        failed: AtomicBool::new(false),
         max_entries,
         deadline,
     };
     let threads = resolve_threads(threads);
-    let run = || {
-        let result = walk.run(&handle());
-        if result.is_err() {
-            walk.failed.store(true, Ordering::Relaxed);
-        }
-        result
-    };
+    let run = || walk.run(&handle());
     let parts: Vec<CoreResult<Vec<TreeEntry>>> = std::thread::scope(|scope| {
         let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(run)).collect();
         let mut parts = vec![run()];
@@ -268,48 +265,66 @@ fn commit_tree(repo: &Objects, commit: &ObjectId) -> CoreResult<ObjectId> {
 
 /// The state the workers of one walk share.
 struct Walk {
-    /// Trees not yet read: (directory prefix, tree ID).
-    pending: Mutex<Vec<(Vec<u8>, ObjectId)>>,
-    /// Trees pushed and not yet finished; the walk is over at 0.
-    open: AtomicUsize,
+    queue: Mutex<Queue>,
+    /// Signalled when trees are pushed, when the last open tree is done and
+    /// when a worker fails: a worker with nothing to read waits for it.
+    changed: Condvar,
     /// Entries listed so far, by every worker (the `max_entries` bound).
     listed: AtomicUsize,
-    failed: AtomicBool,
     max_entries: usize,
     deadline: Option<Instant>,
 }
 
+struct Queue {
+    /// Trees not yet read: (directory prefix, tree ID).
+    pending: Vec<(Vec<u8>, ObjectId)>,
+    /// Trees pushed and not yet finished; the walk is over at 0.
+    open: usize,
+    failed: bool,
+}
+
 impl Walk {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn run(&self, repo: &Objects) -> CoreResult<Vec<TreeEntry>> {
         let mut mine = Vec::new();
         let mut subtrees = Vec::new();
         let mut buf = Vec::new();
-        while !self.failed.load(Ordering::Relaxed) {
-            let job = self
-                .pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .pop();
-            let Some((prefix, id)) = job else {
-                if self.open.load(Ordering::Acquire) == 0 {
-                    break;
+        loop {
+            let (prefix, id) = {
+                let mut queue = self.lock();
+                loop {
+                    if queue.failed || queue.open == 0 {
+                        return Ok(mine);
+                    }
+                    if let Some(job) = queue.pending.pop() {
+                        break job;
+                    }
+                    // Another worker is reading a tree that may hold subtrees.
+                    queue = self
+                        .changed
+                        .wait(queue)
+                        .unwrap_or_else(PoisonError::into_inner);
                 }
-                // Another worker is reading a tree that may hold subtrees.
-                std::thread::yield_now();
-                continue;
             };
-            check_deadline(self.deadline)?;
-            self.read_tree(repo, &mut buf, &prefix, &id, &mut mine, &mut subtrees)?;
-            // Counted before they are visible, so that `open` never reaches
-            // 0 while a tree is still to be read.
-            self.open.fetch_add(subtrees.len(), Ordering::AcqRel);
-            self.pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .append(&mut subtrees);
-            self.open.fetch_sub(1, Ordering::AcqRel);
+            let read = check_deadline(self.deadline).and_then(|()| {
+                self.read_tree(repo, &mut buf, &prefix, &id, &mut mine, &mut subtrees)
+            });
+            let mut queue = self.lock();
+            if let Err(err) = read {
+                queue.failed = true;
+                self.changed.notify_all();
+                return Err(err);
+            }
+            queue.open += subtrees.len();
+            queue.open -= 1;
+            queue.pending.append(&mut subtrees);
+            if queue.open == 0 || !queue.pending.is_empty() {
+                self.changed.notify_all();
+            }
         }
-        Ok(mine)
     }
 
     fn read_tree(
