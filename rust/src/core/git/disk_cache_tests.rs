@@ -464,3 +464,41 @@ fn a_killed_writers_temp_file_is_ignored_and_cleaned() {
     std::fs::remove_dir_all(dir).unwrap();
     std::fs::remove_dir_all(cache).unwrap();
 }
+
+/// A segment of several write windows (texts that cross the window
+/// boundaries, as most do in a real tree) is served whole by a second store,
+/// and the file is byte for byte what one write per entry would give
+/// (checked by every entry's checksum on the way).
+#[test]
+fn a_segment_of_several_write_windows_is_served_whole() {
+    let dir = std::env::temp_dir().join(format!("vba-git-disk-windows-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for n in 0..9 {
+        // About 0.9 MiB each (under the 1 MiB file limit of `search`), lines
+        // of different lengths, one hit per file.
+        let mut text = String::new();
+        for line in 0..70_000 {
+            text.push_str(&"ab".repeat(1 + (line + n) % 11));
+            text.push('\n');
+        }
+        text.push_str("foo\n");
+        std::fs::write(dir.join(format!("f{n}.txt")), text).unwrap();
+    }
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "t"]);
+    let commit = git(&dir, &["rev-parse", "HEAD"]);
+    let cache = cache_dir("windows");
+    let expected = search(&GitStore::open(&dir, 1 << 30, None).unwrap(), &commit);
+    assert_eq!(expected.0, 9);
+    search(&store(&dir, &cache, 1 << 30), &commit);
+    let [segment] = segments(&cache).try_into().unwrap();
+    assert!(std::fs::metadata(&segment).unwrap().len() > 3 * (2 << 20));
+    let second = store(&dir, &cache, 1 << 30);
+    assert_eq!(search(&second, &commit), expected);
+    assert_eq!(second.blobs_read(), 0);
+    assert_eq!(second.disk_stats().unwrap().hits, 9);
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
+}
