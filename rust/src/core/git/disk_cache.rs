@@ -49,7 +49,7 @@
 //! bound is not written. Only searches store texts; a single `read` of a
 //! file not cached yet reads it from git and stores nothing.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -181,7 +181,8 @@ struct State {
     segments: Vec<Arc<Segment>>,
     /// File names already looked at (usable or not).
     seen: HashSet<OsString>,
-    by_oid: HashMap<ObjectId, (usize, usize)>,
+    /// Keyed by the ID's leading bytes, as the memory cache is.
+    by_oid: gix_hashtable::HashMap<ObjectId, (usize, usize)>,
     /// Segments that failed a check: the next writer deletes them.
     bad: HashSet<PathBuf>,
 }
@@ -335,13 +336,18 @@ impl Shared {
     }
 
     /// The content of a found entry after its checksum, or `None` when the
-    /// entry fails a check (the segment is then never used again).
+    /// entry fails a check (the segment is then never used again). Called
+    /// by every worker for every entry: it writes nothing shared unless a
+    /// check fails or the segment is used for the first time (a counter or
+    /// flag written per entry from two cores cost a cache-line transfer per
+    /// entry); the caller adds the hits up with [`Self::count_hits`].
     pub fn load(&self, found: &Found) -> Option<Content> {
         let segment = &found.segment;
         match segment.content(found.entry) {
             Some(content) => {
-                self.hits.fetch_add(1, Ordering::Relaxed);
-                if !segment.touched.swap(true, Ordering::Relaxed) {
+                if !segment.touched.load(Ordering::Relaxed)
+                    && !segment.touched.swap(true, Ordering::Relaxed)
+                {
                     // Least recently used is by modification time; a failure
                     // only makes eviction pick this segment a little early.
                     if let Ok(file) = File::options().write(true).open(&segment.path) {
@@ -356,6 +362,11 @@ impl Shared {
                 None
             }
         }
+    }
+
+    /// Adds `n` entries served by [`Self::load`] to the counters.
+    pub fn count_hits(&self, n: u64) {
+        self.hits.fetch_add(n, Ordering::Relaxed);
     }
 
     /// The stored SHA-256 of the raw blob of a found entry, once the whole

@@ -206,7 +206,7 @@ impl GitStore {
             // The same content under several paths is read once: sorted by
             // ID, the paths of one blob are neighbours; `group_end[k]` is
             // where the paths of `unique[k]` end in `missing`.
-            missing.sort_unstable_by_key(|&(i, oid)| (oid, i));
+            missing.sort_unstable_by(|a, b| id_order(&a.1, &b.1).then(a.0.cmp(&b.0)));
             let mut unique: Vec<(ObjectId, u64)> = Vec::with_capacity(missing.len());
             let mut group_end: Vec<usize> = Vec::with_capacity(missing.len());
             for (at, &(i, oid)) in missing.iter().enumerate() {
@@ -257,6 +257,9 @@ impl GitStore {
                 .count();
             self.blobs_read
                 .fetch_add(from_git as u64, Ordering::Relaxed);
+            if let Some(disk) = &self.disk {
+                disk.count_hits((loaded.len() - from_git) as u64);
+            }
             if let Some(disk) = self.disk.as_ref().filter(|_| storing) {
                 // What to store: blobs read from git, and blobs loaded from a
                 // segment that failed a check elsewhere (it is about to go).
@@ -496,6 +499,20 @@ impl GitStore {
     }
 }
 
+/// The order of blob IDs, by their first 8 bytes first: the same order as
+/// comparing all 20, without a `memcmp` call per comparison (sorting 10,000
+/// IDs and finding each path's made about 300,000 of them, 2 ms of CPU
+/// time in a served search); the whole ID is compared only on equal
+/// prefixes.
+fn id_order(a: &ObjectId, b: &ObjectId) -> std::cmp::Ordering {
+    let prefix = |oid: &ObjectId| {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&oid.as_bytes()[..8]);
+        u64::from_be_bytes(word)
+    };
+    prefix(a).cmp(&prefix(b)).then_with(|| a.cmp(b))
+}
+
 /// Indices of `items` by decreasing `size` (ties in input order).
 fn largest_first<T>(items: &[T], size: impl Fn(&T) -> u64) -> Vec<usize> {
     let mut order: Vec<usize> = (0..items.len()).collect();
@@ -546,5 +563,30 @@ fn read_text(
         Ok(text) => Ok((Ok(Arc::new(text)), digest)),
         Err(CoreError::NulByte { .. }) => Ok((Err(SkipReason::Binary), RawDigest::Unknown)),
         Err(_) => Ok((Err(SkipReason::NotUtf8), RawDigest::Unknown)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_id_order_is_the_order_of_whole_ids() {
+        // Equal prefixes differing late, differing early, equal IDs.
+        let ids: Vec<ObjectId> = [
+            [[1u8; 8], [9; 8], [0; 8]],
+            [[1; 8], [2; 8], [0; 8]],
+            [[0; 8], [255; 8], [0; 8]],
+            [[1; 8], [2; 8], [0; 8]],
+            [[200; 8], [0; 8], [1; 8]],
+        ]
+        .iter()
+        .map(|parts| ObjectId::from_bytes_or_panic(&parts.concat()[..20]))
+        .collect();
+        for a in &ids {
+            for b in &ids {
+                assert_eq!(id_order(a, b), a.cmp(b), "{a} {b}");
+            }
+        }
     }
 }
