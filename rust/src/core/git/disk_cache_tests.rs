@@ -502,3 +502,46 @@ fn a_segment_of_several_write_windows_is_served_whole() {
     std::fs::remove_dir_all(dir).unwrap();
     std::fs::remove_dir_all(cache).unwrap();
 }
+
+/// The same blob under several paths is read (or served) once and answered
+/// under every path, in path order, with and without the caches; the
+/// answer of each path is moved or cloned from the one loaded blob.
+#[test]
+fn one_blob_under_several_paths_is_answered_under_each() {
+    let dir = std::env::temp_dir().join(format!("vba-git-disk-dups-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("d")).unwrap();
+    for name in ["a.txt", "d/b.txt", "m.txt", "z.txt"] {
+        std::fs::write(dir.join(name), "x\nfoo\n").unwrap();
+    }
+    std::fs::write(dir.join("c.txt"), "foo alone\n").unwrap();
+    std::fs::write(dir.join("n.bin"), b"foo\0").unwrap();
+    std::fs::write(dir.join("o.bin"), b"foo\0").unwrap();
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "t"]);
+    let commit = git(&dir, &["rev-parse", "HEAD"]);
+    let plain = GitStore::open(&dir, 1 << 20, None).unwrap();
+    let expected = search(&plain, &commit);
+    assert_eq!(expected.0, 5);
+    let hit_paths: Vec<usize> = expected.2.iter().map(|(i, _, _)| *i).collect();
+    assert_eq!(hit_paths.len(), 5);
+    assert!(hit_paths.windows(2).all(|w| w[0] < w[1]), "{hit_paths:?}");
+    assert_eq!(
+        expected.1.len(),
+        2,
+        "both binaries skipped: {:?}",
+        expected.1
+    );
+    assert_eq!(plain.blobs_read(), 3, "three distinct blobs");
+    assert_eq!(search(&plain, &commit), expected, "warm");
+    let cache = cache_dir("dups");
+    let first = store(&dir, &cache, 1 << 20);
+    assert_eq!(search(&first, &commit), expected);
+    let second = store(&dir, &cache, 1 << 20);
+    assert_eq!(search(&second, &commit), expected, "served");
+    assert_eq!(second.blobs_read(), 0);
+    assert_eq!(second.disk_stats().unwrap().hits, 3);
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
+}

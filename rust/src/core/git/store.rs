@@ -248,9 +248,14 @@ impl GitStore {
                         }
                     };
                     let extra = then(&content);
-                    Ok((content, extra, from_git, digest))
+                    // The handle the memory cache keeps is made here, while
+                    // the text's counter is in this core's cache: made by
+                    // the caller afterwards it cost a cache miss per blob.
+                    let kept = content.clone();
+                    Ok(((content, extra, from_git, digest), kept))
                 },
             )?;
+            let (loaded, kept): (Vec<_>, Vec<Content>) = loaded.into_iter().unzip();
             let from_git = loaded
                 .iter()
                 .filter(|(_, _, from_git, _)| *from_git)
@@ -283,8 +288,7 @@ impl GitStore {
             cache.insert_many(
                 unique_ids
                     .into_iter()
-                    .zip(&loaded)
-                    .map(|(oid, (content, _, _, _))| (oid, content.clone()))
+                    .zip(kept)
                     .filter(|(_, content)| !matches!(content, Err(SkipReason::TooLarge))),
             );
             drop(cache);
