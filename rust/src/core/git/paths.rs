@@ -19,7 +19,8 @@ pub fn path_problem(path: &[u8], allow_trailing_slash: bool) -> Option<&'static 
     if text.is_empty() {
         return Some("empty");
     }
-    if text.chars().count() > MAX_PATH_CHARS {
+    // A path has at most as many characters as bytes: most need no count.
+    if path.len() > MAX_PATH_CHARS && text.chars().count() > MAX_PATH_CHARS {
         return Some("too_long");
     }
     if path
@@ -90,6 +91,10 @@ mod tests {
         }
         assert_eq!(path_problem(b"a/\xff", false), Some("not_utf8"));
         assert_eq!(problem(&"x".repeat(1025)), Some("too_long"));
+        // The limit counts characters, not bytes.
+        assert_eq!(problem(&"x".repeat(1024)), None);
+        assert_eq!(problem(&"ü".repeat(1024)), None);
+        assert_eq!(problem(&"ü".repeat(1025)), Some("too_long"));
     }
 
     #[test]
