@@ -441,21 +441,50 @@ impl GitStore {
             Some(disk) => disk.find(&oids),
             None => vec![None; oids.len()],
         };
-        let items: Vec<(ObjectId, Option<Found>)> = oids.into_iter().zip(found).collect();
-        self.map_blobs(&items, threads, deadline, |repo, scratch, (oid, found)| {
-            let stored = found
-                .as_ref()
-                .zip(self.disk.as_ref())
-                .and_then(|(found, disk)| disk.sha256(found));
-            let digest: [u8; 32] = match stored {
-                Some(digest) => digest,
-                None => Sha256::digest(read_blob_into(repo, oid, scratch)?).into(),
-            };
-            Ok(digest.iter().fold(String::with_capacity(64), |mut out, b| {
-                let _ = write!(out, "{b:02x}");
-                out
-            }))
-        })
+        // Stored digests (what a served search's hits have) are checked and
+        // taken here; only the others need workers with repository handles
+        // (starting them cost more than the few checks of a page of hits).
+        let mut digests: Vec<Option<[u8; 32]>> = found
+            .iter()
+            .map(|found| {
+                found
+                    .as_ref()
+                    .zip(self.disk.as_ref())
+                    .and_then(|(found, disk)| disk.sha256(found))
+            })
+            .collect();
+        let unread: Vec<(usize, ObjectId)> = digests
+            .iter()
+            .zip(&oids)
+            .enumerate()
+            .filter(|(_, (digest, _))| digest.is_none())
+            .map(|(i, (_, oid))| (i, *oid))
+            .collect();
+        check_deadline(deadline)?;
+        let read = if unread.is_empty() {
+            Vec::new()
+        } else {
+            self.map_blobs(&unread, threads, deadline, |repo, scratch, (_, oid)| {
+                Ok(<[u8; 32]>::from(Sha256::digest(read_blob_into(
+                    repo, oid, scratch,
+                )?)))
+            })?
+        };
+        for ((i, _), digest) in unread.into_iter().zip(read) {
+            digests[i] = Some(digest);
+        }
+        Ok(digests
+            .into_iter()
+            .map(|digest| {
+                digest
+                    .unwrap_or_default()
+                    .iter()
+                    .fold(String::with_capacity(64), |mut out, b| {
+                        let _ = write!(out, "{b:02x}");
+                        out
+                    })
+            })
+            .collect())
     }
 
     /// [`Self::map_blobs`], handing out the items in order of decreasing
