@@ -53,7 +53,7 @@ use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -68,7 +68,7 @@ use super::cache::Content;
 use super::mapped::map_file;
 use super::tree::{sort_and_mark, EntryKind, SkipReason, TreeEntry};
 use crate::core::error::{CoreError, CoreResult};
-use crate::core::parallel::{parallel_map, try_map_with};
+use crate::core::parallel::parallel_map;
 use crate::core::text::{SharedBytes, SourceText, TextFacts};
 
 const MAGIC: &[u8; 8] = b"VBAGITC\x01";
@@ -921,7 +921,23 @@ fn write_segment(path: &Path, items: &[&Fresh], layout: &Layout) -> std::io::Res
         .copied()
         .zip(layout.places.iter().copied())
         .collect();
-    let rows = parallel_map(&slots, 0, |&(i, place)| entry_row(items[i], place));
+    // Only the windows of the header and table need the checksums: one
+    // thread writes the others while the pool hashes (writes to one file
+    // take its lock in turn, so a second writing thread only waited,
+    // spinning on it).
+    let front_len = (HEADER_LEN + layout.order.len() * ENTRY_LEN) as u64;
+    let (front_windows, other_windows) = window_split(layout.file_len, front_len);
+    let no_front = placed_parts(items, layout, &[]);
+    let write = |bytes: &[u8], at: u64| file.write_all_at(bytes, at);
+    let (rows, rest) = std::thread::scope(|scope| {
+        let rest = scope.spawn(|| write_windows(layout.file_len, &no_front, other_windows, write));
+        let rows = parallel_map(&slots, 0, |&(i, place)| entry_row(items[i], place));
+        let rest = rest
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (rows, rest)
+    });
+    rest?;
     let table: Vec<u8> = rows.concat();
     let mut header = [0u8; HEADER_LEN];
     header[..8].copy_from_slice(MAGIC);
@@ -933,18 +949,27 @@ fn write_segment(path: &Path, items: &[&Fresh], layout: &Layout) -> std::io::Res
     header[28..32].copy_from_slice(&header_crc.to_le_bytes());
     let front = table_front(&header, &table);
     let placed = placed_parts(items, layout, &front);
-    write_windows(layout.file_len, &placed, |bytes, at| {
-        file.write_all_at(bytes, at)
-    })
+    write_windows(layout.file_len, &placed, front_windows, write)
+}
+
+/// The windows (by number) that hold the first `front_len` bytes of a
+/// file of `file_len` bytes, and the others.
+fn window_split(file_len: u64, front_len: u64) -> (Range<u64>, Range<u64>) {
+    let window = WRITE_WINDOW as u64;
+    let all = file_len.div_ceil(window);
+    let front = front_len.div_ceil(window).max(1).min(all);
+    (0..front, front..all)
 }
 
 /// One run of bytes of a new segment at its offset: the front (header and
 /// table), a text, or a line index (stored little-endian).
+#[derive(Clone, Copy)]
 struct Placed<'a> {
     at: u64,
     part: Part<'a>,
 }
 
+#[derive(Clone, Copy)]
 enum Part<'a> {
     Bytes(&'a [u8]),
     Words(&'a [u32]),
@@ -995,23 +1020,20 @@ fn placed_parts<'a>(items: &[&'a Fresh], layout: &Layout, front: &'a [u8]) -> Ve
     placed
 }
 
-/// Writes a file of `file_len` bytes made of `placed` (zeros between) as
-/// [`WRITE_WINDOW`] windows, one `write(bytes, offset)` each, on every core;
-/// the first window last.
+/// Writes the [`WRITE_WINDOW`] windows numbered `windows` of a file of
+/// `file_len` bytes made of `placed` (zeros between), one `write(bytes,
+/// offset)` each, in order.
 fn write_windows(
     file_len: u64,
     placed: &[Placed<'_>],
-    write: impl Fn(&[u8], u64) -> std::io::Result<()> + Sync,
+    windows: Range<u64>,
+    write: impl Fn(&[u8], u64) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let window = WRITE_WINDOW as u64;
-    let windows: Vec<u64> = (1..file_len.div_ceil(window)).collect();
-    let fill_and_write = |buf: &mut Vec<u8>, w: u64| {
-        let bytes = fill_window(buf, w * window, file_len.min((w + 1) * window), placed);
-        write(bytes, w * window)
-    };
-    try_map_with(&windows, 0, Vec::new, |buf, &w| fill_and_write(buf, w))?;
-    if file_len > 0 {
-        fill_and_write(&mut Vec::new(), 0)?;
+    let mut buf = Vec::new();
+    for w in windows {
+        let bytes = fill_window(&mut buf, w * window, file_len.min((w + 1) * window), placed);
+        write(bytes, w * window)?;
     }
     Ok(())
 }
@@ -1115,11 +1137,45 @@ mod tests {
         out
     }
 
+    /// What [`write_segment`] does with the windows: the others first,
+    /// without the front, then the front's windows with it. Returns the
+    /// file and the writes as (offset, length), in order.
+    fn write_like_a_segment(
+        file_len: u64,
+        front: &[u8],
+        rest: &[Placed<'_>],
+    ) -> (Vec<u8>, Vec<(u64, u64)>) {
+        let image = Mutex::new(vec![0xAAu8; file_len as usize]);
+        let calls = Mutex::new(Vec::new());
+        let write = |bytes: &[u8], at: u64| {
+            calls.lock().unwrap().push((at, bytes.len() as u64));
+            image.lock().unwrap()[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
+            Ok(())
+        };
+        let (front_windows, others) = window_split(file_len, front.len() as u64);
+        let at_front = |bytes| Placed {
+            at: 0,
+            part: Part::Bytes(bytes),
+        };
+        let without: Vec<Placed<'_>> = std::iter::once(at_front(&[]))
+            .chain(rest.iter().copied())
+            .collect();
+        write_windows(file_len, &without, others, write).unwrap();
+        let with: Vec<Placed<'_>> = std::iter::once(at_front(front))
+            .chain(rest.iter().copied())
+            .collect();
+        write_windows(file_len, &with, front_windows, write).unwrap();
+        let expected = naive(file_len, &with);
+        assert_eq!(image.into_inner().unwrap(), expected);
+        (expected, calls.into_inner().unwrap())
+    }
+
     /// Before issue 16's change each text was written at its place; the
     /// page cache then kept small folios and a new process paid a page
     /// fault per 4 KiB. Now every write is a whole aligned window (the last
-    /// one ends the file), the front window is written last, and the bytes
-    /// are those of the layout, also for parts that cross a window.
+    /// one ends the file), the windows of the front are written last, and
+    /// the bytes are those of the layout, also for parts that cross a
+    /// window.
     #[test]
     fn segments_are_written_as_whole_aligned_windows_front_last() {
         let w = WRITE_WINDOW as u64;
@@ -1129,11 +1185,7 @@ mod tests {
         let small = b"abc".to_vec();
         // A text across two window boundaries, an index across one at an
         // offset that is not a multiple of 4, an empty part, zero gaps.
-        let placed = vec![
-            Placed {
-                at: 0,
-                part: Part::Bytes(&front),
-            },
+        let rest = vec![
             Placed {
                 at: 1008,
                 part: Part::Bytes(&big),
@@ -1152,21 +1204,34 @@ mod tests {
             },
         ];
         let file_len = 3 * w + 20_008;
-        let image = Mutex::new(vec![0xAAu8; file_len as usize]);
-        let calls = Mutex::new(Vec::new());
-        write_windows(file_len, &placed, |bytes, at| {
-            calls.lock().unwrap().push((at, bytes.len() as u64));
-            image.lock().unwrap()[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
-            Ok(())
-        })
-        .unwrap();
-        let calls = calls.into_inner().unwrap();
+        let (_, calls) = write_like_a_segment(file_len, &front, &rest);
         assert_eq!(calls.last(), Some(&(0, w)), "the front window goes last");
         let mut sorted = calls.clone();
         sorted.sort_unstable();
         let expected: Vec<(u64, u64)> = vec![(0, w), (w, w), (2 * w, w), (3 * w, 20_008)];
         assert_eq!(sorted, expected);
-        assert_eq!(image.into_inner().unwrap(), naive(file_len, &placed));
+    }
+
+    /// A table of more than 2 MiB (over 21,000 entries) spans several
+    /// windows: all of them are written with it, after the checksums.
+    #[test]
+    fn a_front_of_several_windows_is_written_whole() {
+        let w = WRITE_WINDOW as u64;
+        let front: Vec<u8> = (0..(2 * WRITE_WINDOW + 500))
+            .map(|n| (n % 251) as u8)
+            .collect();
+        let text = vec![b't'; 10_000];
+        let rest = vec![Placed {
+            at: 2 * w + 504,
+            part: Part::Bytes(&text),
+        }];
+        let file_len = 2 * w + 10_504;
+        let (image, calls) = write_like_a_segment(file_len, &front, &rest);
+        assert_eq!(&image[..front.len()], &front[..]);
+        assert_eq!(calls, vec![(0, w), (w, w), (2 * w, 10_504)]);
+        assert_eq!(window_split(file_len, front.len() as u64), (0..3, 3..3));
+        assert_eq!(window_split(10, 64), (0..1, 1..1));
+        assert_eq!(window_split(3 * w, 64), (0..1, 1..3));
     }
 
     /// A new process maps the segments while it lists the commit, before
@@ -1197,7 +1262,7 @@ mod tests {
             part: Part::Bytes(&front),
         }];
         let len = 2 * WRITE_WINDOW as u64;
-        let got = write_windows(len, &placed, |_, at| {
+        let got = write_windows(len, &placed, 0..2, |_, at| {
             if at == 0 {
                 Ok(())
             } else {
