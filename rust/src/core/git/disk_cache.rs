@@ -22,10 +22,10 @@
 //! written by one background thread after the answer is made (joined
 //! before the next segment, by `flush` and on drop); a process killed
 //! while it writes leaves a `tmp-*` file that no reader opens and the next
-//! writer deletes. The writer takes each entry's checksum (and, for a text
-//! that decoding left byte for byte as the blob, its SHA-256) on every
-//! core, then writes the file in 2 MiB windows at 2 MiB offsets, one
-//! `pwrite` each, on every core, the window with the table last: so the
+//! writer deletes. The writer writes the file in 2 MiB windows at 2 MiB
+//! offsets, one `pwrite` each, from one thread, while the other cores take
+//! each entry's checksum (and, for a text that decoding left byte for byte
+//! as the blob, its SHA-256); the windows with the table go last. So the
 //! page cache holds the file in huge folios that a reader's fresh mapping
 //! maps without a page fault per 4 KiB ([`WRITE_WINDOW`]).
 //!
@@ -903,12 +903,12 @@ impl Layout {
     }
 }
 
-/// Writes a segment on every core, in two passes over the texts. First
-/// each entry's checksum and, where the writer computes it, SHA-256 (its
-/// table row). Then the file in [`WRITE_WINDOW`] windows at offsets that are
-/// multiples of it, each assembled in a worker's reused buffer and written
-/// with one `pwrite`, the window holding header and table last; a file torn
-/// before that fails every check. One large aligned write per window lets
+/// Writes a segment in [`WRITE_WINDOW`] windows at offsets that are
+/// multiples of it, each assembled in a reused buffer and written with one
+/// `pwrite`: the windows without the table by one thread while the pool
+/// computes each entry's checksum and, where the writer computes it,
+/// SHA-256 (its table row), then the windows holding header and table; a
+/// file torn before that fails every check. One large aligned write per window lets
 /// the page cache keep the file in folios of that size, which a reader's
 /// mapping then maps a whole window per page-table entry (see
 /// [`WRITE_WINDOW`]).
