@@ -12,6 +12,7 @@ from typing import Any
 
 from viano_bug_analysis.project_research.config import ResearchConfig, load_config
 from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
+from viano_bug_analysis.project_research.git_coverage import COVERAGE_GAPS
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 URL = "https://git.example.invalid/vcore.git"
@@ -117,12 +118,11 @@ class FakeGit:
             }
             for i in range(self.hits)
         ]
-        gaps = {"too_large", "not_utf8", "path_invalid"}
         return {
             "origin": self.origin,
             **_page(matches, offset, limit),
             "files_searched": 10,
-            "complete": not any(reason in gaps for _, reason in self.skipped),
+            "complete": not any(reason in COVERAGE_GAPS for _, reason in self.skipped),
             "skipped": _skipped(self.skipped),
             "matches": matches[offset : offset + limit],
         }

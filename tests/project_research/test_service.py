@@ -541,8 +541,9 @@ def test_source_coverage(tmp_path: Path) -> None:
     empty = cover(SEARCH, hits=0, skipped=harmless)
     assert empty["complete"] is True and empty["returned"] == 0
     assert (empty["files_skipped"], empty["files_unsearched"]) == (3, 0)
-    # ... a file too large or not UTF-8 can: no absence proof then.
-    for reason in ("too_large", "not_utf8", "path_invalid"):
+    # ... a file too large, not UTF-8 or absent from a partial clone can: no
+    # absence proof then.
+    for reason in ("too_large", "not_utf8", "path_invalid", "missing"):
         partial = cover(SEARCH, hits=0, skipped=[("big.cpp", reason)])
         assert partial["complete"] is False and partial["files_unsearched"] == 1
     # A hit cut for display is still a hit.

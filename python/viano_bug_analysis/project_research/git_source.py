@@ -20,9 +20,17 @@ Answers are deterministic for a commit: files in byte order of their paths,
 hits in file order then line order, pages cut by ``offset``/``limit``. Every
 hit carries the blob ID, the SHA-256 of the blob's bytes and the 1-based line
 number. A search is ``complete`` when no selected file was left out for a
-reason that could hide a hit (``too_large``, ``not_utf8``, ``path_invalid``;
-a ``binary`` blob holds no text lines by definition, symlinks and submodules
-are no files of this repository). Only a complete search with zero hits is an
+reason that could hide a hit (``git_coverage.COVERAGE_GAPS``: ``too_large``,
+``not_utf8``, ``path_invalid``, ``missing``; a ``binary`` blob holds no text
+lines by definition, symlinks and submodules are no files of this
+repository).
+
+A partial clone (``git clone --filter=blob:...``) names blobs in its trees
+that its object database does not hold: each such file is skipped as
+``missing`` (searches answer from the other files and are not complete; a
+``read`` of it is refused with ``path_not_readable``, reason ``missing``).
+Only a missing or corrupt tree, commit or present-but-unreadable object makes
+the repository unavailable. Only a complete search with zero hits is an
 absence proof, and only for that commit and predicate. A hit is lexical: it
 proves no definition, registration or executed call.
 
@@ -50,6 +58,7 @@ from typing import Any
 
 from viano_bug_analysis._native import GitRepository, GitTree
 from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
+from viano_bug_analysis.project_research.git_coverage import COVERAGE_GAPS
 from viano_bug_analysis.project_research.git_paths import check_query_path
 from viano_bug_analysis.snapshot.text_search import SearchMode, is_identifier, read_lines
 
@@ -63,8 +72,6 @@ MAX_TEXT_CHARS = 1024
 MAX_SYMBOL_CHARS = 256
 MAX_OFFSET = 2**31 - 1
 
-COVERAGE_GAPS: frozenset[str] = frozenset({"too_large", "not_utf8", "path_invalid"})
-"""Skip reasons that can hide a hit: a search with one of them is not complete."""
 
 REGISTRATION_NOTE = (
     "lexical occurrences of the symbol: a starting point for checking how it is "

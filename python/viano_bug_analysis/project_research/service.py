@@ -44,6 +44,7 @@ from viano_bug_analysis.jsonio import (
 from viano_bug_analysis.project_research.captures import Capture
 from viano_bug_analysis.project_research.config import Limits, ResearchConfig
 from viano_bug_analysis.project_research.errors import ResearchError
+from viano_bug_analysis.project_research.git_coverage import COVERAGE_GAPS
 from viano_bug_analysis.schema_errors import Violation, check, pointer
 
 QUERY_SCHEMA = "project-query-v1"
@@ -284,11 +285,6 @@ def coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, A
     return {"complete": True}  # database.schema and database.count answer in full
 
 
-# Skip reasons that can hide a hit (as GitSource defines them): binary blobs hold
-# no text lines, symlinks and submodules are not files of this repository.
-_SKIPS_THAT_HIDE_HITS = frozenset({"too_large", "not_utf8", "path_invalid"})
-
-
 def _source_coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
     if query["kind"] == "source.read":
         cut = sum(1 for line in result.get("lines", ()) if line.get("text_truncated"))
@@ -296,7 +292,7 @@ def _source_coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dic
     paging = _paging(result, query)
     skipped = result.get("skipped") or {}
     by_reason: Mapping[str, int] = skipped.get("by_reason", {})
-    hiding = sum(n for reason, n in by_reason.items() if reason in _SKIPS_THAT_HIDE_HITS)
+    hiding = sum(n for reason, n in by_reason.items() if reason in COVERAGE_GAPS)
     provider_complete = result.get("complete", True) is True
     hits = result.get("matches", ())
     whole = paging["offset"] == 0 and paging["next_offset"] is None

@@ -130,7 +130,7 @@ pub struct PyGitTree {
 }
 
 /// `(path, kind, blob_id, size, unusable)`; unusable is None for a readable
-/// file, else `path_invalid`, `symlink` or `submodule`.
+/// file, else `path_invalid`, `symlink`, `submodule` or `missing`.
 type PyEntry<'py> = (
     Bound<'py, PyAny>,
     &'static str,
@@ -184,7 +184,7 @@ impl PyGitTree {
     }
 
     /// The decoded text of the regular file at `path`, or why it has none
-    /// (`binary`, `not_utf8`, `too_large`). The path must name a file.
+    /// (`binary`, `not_utf8`, `too_large`, `missing`). The path must name a file.
     #[pyo3(signature = (path, *, max_bytes, timeout_s))]
     fn text<'py>(
         &self,

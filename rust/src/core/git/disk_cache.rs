@@ -6,7 +6,9 @@
 //! One directory holds immutable *segment* files `seg-*.vbc` (the blobs one
 //! search read from git, written together), one *listing* file
 //! `tree-<commit>.vbt` per commit listed (paths, kinds, blob IDs and sizes;
-//! a commit ID names its tree as immutably as a blob ID its bytes), the
+//! a commit ID names its tree as immutably as a blob ID its bytes; only
+//! which blobs the repository holds can change, so an entry whose blob was
+//! absent is marked and looked up again on every reuse), the
 //! file `lock`, and for a moment a writer's `tmp-*` file. A blob ID is the hash of the blob's
 //! bytes, so an entry is never stale: nothing is ever invalidated, only
 //! evicted.
@@ -73,7 +75,10 @@ use crate::core::text::{SharedBytes, SourceText, TextFacts};
 
 const MAGIC: &[u8; 8] = b"VBAGITC\x01";
 const VERSION: u32 = 2;
-const LISTING_VERSION: u32 = 1;
+/// 2: a record's byte 21 says whether the blob was absent when listed
+/// (version 1 listings were never made with an absent blob, but a process
+/// of that version would read the flag as a present empty blob).
+const LISTING_VERSION: u32 = 2;
 const HEADER_LEN: usize = 64;
 const ENTRY_LEN: usize = 96;
 /// The checks of an entry run over its text in pieces of this size, so
@@ -639,13 +644,14 @@ fn kind_code(kind: EntryKind) -> u8 {
     }
 }
 
-/// One record per entry: blob ID, kind, size, path length, then the path.
+/// One record per entry: blob ID, kind, absent flag, size, path length, then
+/// the path.
 fn listing_body(entries: &[TreeEntry]) -> Vec<u8> {
     let paths: usize = entries.iter().map(|e| e.path.len()).sum();
     let mut body = Vec::with_capacity(entries.len() * LISTING_RECORD_LEN + paths);
     for e in entries {
         body.extend_from_slice(e.oid.as_bytes());
-        body.extend_from_slice(&[kind_code(e.kind), 0, 0, 0]);
+        body.extend_from_slice(&[kind_code(e.kind), u8::from(e.absent), 0, 0]);
         body.extend_from_slice(&e.size.to_le_bytes());
         body.extend_from_slice(&(e.path.len() as u32).to_le_bytes());
         body.extend_from_slice(&e.path);
@@ -686,6 +692,11 @@ fn parse_listing(all: &[u8], commit: &ObjectId) -> Option<Vec<TreeEntry>> {
             kind,
             oid: ObjectId::try_from(&record[..20]).ok()?,
             size: read_u64(record, 24),
+            absent: match record[21] {
+                0 => false,
+                1 => true,
+                _ => return None,
+            },
             unusable: None,
         });
         at += LISTING_RECORD_LEN + len;

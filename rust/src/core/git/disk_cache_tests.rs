@@ -545,3 +545,36 @@ fn one_blob_under_several_paths_is_answered_under_each() {
     std::fs::remove_dir_all(dir).unwrap();
     std::fs::remove_dir_all(cache).unwrap();
 }
+
+#[test]
+fn a_blob_absent_when_listed_is_searched_once_a_later_store_finds_it() {
+    let (dir, commit) = repo("disk-absent");
+    let cache = cache_dir("absent");
+    let oid = git(&dir, &["rev-parse", "HEAD:z.txt"]);
+    super::tests::drop_object(&dir, &oid);
+    let (total, skipped, _) = search(&store(&dir, &cache, 1 << 20), &commit);
+    assert_eq!(total, 2);
+    assert!(skipped.contains(&(4, SkipReason::Missing)));
+    // A second store reuses the stored listing and still finds it absent.
+    let (total, skipped, _) = search(&store(&dir, &cache, 1 << 20), &commit);
+    assert_eq!(total, 2);
+    assert!(skipped.contains(&(4, SkipReason::Missing)));
+    // A fetch brings the blob: the next store sees it, from the same listing.
+    git(&dir, &["hash-object", "-w", "z.txt"]);
+    let later = store(&dir, &cache, 1 << 20);
+    let (total, skipped, _) = search(&later, &commit);
+    assert_eq!(total, 4, "z.txt is searched now");
+    assert!(!skipped.iter().any(|&(_, r)| r == SkipReason::Missing));
+    assert_eq!(later.disk_stats().unwrap().rejected, 0);
+    assert_eq!(
+        later
+            .tree(&commit, 100, 1, None)
+            .unwrap()
+            .find(b"z.txt")
+            .unwrap()
+            .size,
+        22
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(cache).unwrap();
+}

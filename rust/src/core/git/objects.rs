@@ -57,41 +57,49 @@ pub(super) fn commit_header(repo: &Objects, oid: &ObjectId) -> CoreResult<()> {
     }
 }
 
-pub(super) fn header_size(repo: &Objects, oid: &ObjectId) -> CoreResult<u64> {
-    let header = repo
+/// The blob's size from its header, or `None` when the object database does
+/// not hold it (a partial clone leaves blobs out until they are fetched). An
+/// object that is there but cannot be read, or is no blob, is an error.
+pub(super) fn header_size(repo: &Objects, oid: &ObjectId) -> CoreResult<Option<u64>> {
+    let Some(header) = repo
         .try_header(oid)
         .map_err(|_| unreadable("cannot read an object header"))?
-        .ok_or(unreadable("a blob of the commit is missing"))?;
+    else {
+        return Ok(None);
+    };
     if header.kind != gix_object::Kind::Blob {
         return Err(unreadable("a tree entry names an object that is no blob"));
     }
-    Ok(header.size)
+    Ok(Some(header.size))
 }
 
 /// The blob's bytes in a buffer of their own.
 #[cfg(test)]
 pub(super) fn read_blob(repo: &Objects, oid: &ObjectId) -> CoreResult<Vec<u8>> {
     let mut buf = Vec::new();
-    let len = read_blob_into(repo, oid, &mut buf)?.len();
+    let len = read_blob_into(repo, oid, &mut buf)?
+        .ok_or(unreadable("a blob of the commit is missing"))?
+        .len();
     buf.truncate(len);
     Ok(buf)
 }
 
-/// The blob's bytes, inflated into `buf` (a reused scratch buffer).
+/// The blob's bytes, inflated into `buf` (a reused scratch buffer), or
+/// `None` when the object database does not hold it (as [`header_size`]).
 pub(super) fn read_blob_into<'b>(
     repo: &Objects,
     oid: &ObjectId,
     buf: &'b mut Vec<u8>,
-) -> CoreResult<&'b [u8]> {
+) -> CoreResult<Option<&'b [u8]>> {
     let found = repo
         .try_find(oid, buf)
         .map_err(|_| unreadable("a blob is corrupt"))?;
     match found {
-        None => Err(unreadable("a blob of the commit is missing")),
+        None => Ok(None),
         Some(data) if data.kind != gix_object::Kind::Blob => {
             Err(unreadable("a tree entry names an object that is no blob"))
         }
-        Some(data) => Ok(data.data),
+        Some(data) => Ok(Some(data.data)),
     }
 }
 

@@ -16,7 +16,7 @@ use super::location::objects_dir;
 use super::objects::{
     check_deadline, commit_header, parse_oid, read_blob_into, unreadable, Objects,
 };
-use super::tree::{list_entries, CommitTree, Selection, SkipReason};
+use super::tree::{list_entries, recheck_absent, CommitTree, Selection, SkipReason};
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::line_search::{self, CompiledQueries, Page, Query, SearchMode};
 use crate::core::parallel::{parallel_map, try_map_with};
@@ -130,14 +130,17 @@ impl GitStore {
         if let Some(disk) = &self.disk {
             // The repository must still hold the commit (one index lookup);
             // only the walk and the size lookups are saved.
-            commit_header(&self.handle(), &commit)?;
+            let repo = self.handle();
+            commit_header(&repo, &commit)?;
             check_deadline(deadline)?;
-            if let Some(entries) = disk.load_listing(&commit) {
+            if let Some(mut entries) = disk.load_listing(&commit) {
                 if entries.len() > max_entries {
                     return Err(CoreError::GitTooManyEntries {
                         limit: max_entries as u64,
                     });
                 }
+                // A blob absent then may have been fetched since.
+                recheck_absent(&repo, &mut entries)?;
                 return Ok(CommitTree { entries });
             }
         }
@@ -276,6 +279,7 @@ impl GitStore {
                     .zip(&loaded)
                     .filter_map(|((oid, _, found), (content, _, from_git, digest))| {
                         let digest = match found {
+                            _ if is_transient(content) => return None,
                             _ if *from_git => *digest,
                             Some(found) if found.segment_rejected() => found.raw_digest(),
                             _ => return None,
@@ -292,7 +296,7 @@ impl GitStore {
                 unique_ids
                     .into_iter()
                     .zip(kept)
-                    .filter(|(_, content)| !matches!(content, Err(SkipReason::TooLarge))),
+                    .filter(|(_, content)| !is_transient(content)),
             );
             drop(cache);
             // Each result moves to the last path of its blob; only the other
@@ -310,7 +314,7 @@ impl GitStore {
     }
 
     /// The decoded text of the regular file at `path`, or why it has none
-    /// (`binary`, `not_utf8`, `too_large`).
+    /// (`binary`, `not_utf8`, `too_large`, `missing`).
     pub fn text(
         &self,
         tree: &CommitTree,
@@ -318,6 +322,12 @@ impl GitStore {
         max_bytes: u64,
         deadline: Option<Instant>,
     ) -> CoreResult<Content> {
+        if tree
+            .find(path)
+            .is_some_and(|e| e.unusable == Some(SkipReason::Missing))
+        {
+            return Ok(Err(SkipReason::Missing));
+        }
         let entry = tree.readable_file(path)?;
         let mut contents = self.contents(&[(entry.oid, entry.size)], max_bytes, 1, deadline)?;
         contents.pop().ok_or(CoreError::GitRequestInvalid {
@@ -468,9 +478,10 @@ impl GitStore {
             Vec::new()
         } else {
             self.map_blobs(&unread, threads, deadline, |repo, scratch, (_, oid)| {
-                Ok(<[u8; 32]>::from(Sha256::digest(read_blob_into(
-                    repo, oid, scratch,
-                )?)))
+                // Only a hit's blob gets here, whose text was just read.
+                let bytes = read_blob_into(repo, oid, scratch)?
+                    .ok_or(unreadable("a blob of the commit is missing"))?;
+                Ok(<[u8; 32]>::from(Sha256::digest(bytes)))
             })?
         };
         for ((i, _), digest) in unread.into_iter().zip(read) {
@@ -535,6 +546,13 @@ impl GitStore {
     }
 }
 
+/// A verdict that says nothing lasting about the blob's bytes, and so is kept
+/// in no cache: `TooLarge` depends on the limit of the query, `Missing` on
+/// whether the repository holds the blob yet.
+fn is_transient(content: &Content) -> bool {
+    matches!(content, Err(SkipReason::TooLarge | SkipReason::Missing))
+}
+
 /// The order of blob IDs, by their first 8 bytes first: the same order as
 /// comparing all 20, without a `memcmp` call per comparison (sorting 10,000
 /// IDs and finding each path's made about 300,000 of them, 2 ms of CPU
@@ -574,7 +592,10 @@ fn read_text(
     for_disk: bool,
 ) -> CoreResult<(Content, RawDigest)> {
     let mut own = vec![0u8; usize::try_from(listed_size).unwrap_or(0)];
-    let len = read_blob_into(repo, oid, &mut own)?.len();
+    let Some(len) = read_blob_into(repo, oid, &mut own)?.map(<[u8]>::len) else {
+        // Listed while present (a stored listing, say), gone since.
+        return Ok((Err(SkipReason::Missing), RawDigest::Unknown));
+    };
     if len as u64 > max_bytes {
         // The listed size was wrong; still never decode past the limit.
         return Ok((Err(SkipReason::TooLarge), RawDigest::Unknown));

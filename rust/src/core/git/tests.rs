@@ -314,3 +314,83 @@ fn a_missing_tree_fails_the_walk_on_any_thread_count() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Removes the loose object `oid` of the repository at `dir` (what a
+/// partial clone leaves out, for the object database).
+pub(super) fn drop_object(dir: &Path, oid: &str) {
+    std::fs::remove_file(dir.join(".git/objects").join(&oid[..2]).join(&oid[2..])).unwrap();
+}
+
+#[test]
+fn an_absent_blob_is_a_skipped_file_and_the_others_are_searched() {
+    let (dir, commit) = repo("absent");
+    drop_object(&dir, &git(&dir, &["rev-parse", "HEAD:z.txt"]));
+    let store = GitStore::open(&dir, 1 << 20, None).unwrap();
+    for threads in [1, 2] {
+        let tree = store.tree(&commit, 100, threads, None).unwrap();
+        let z = tree.find(b"z.txt").unwrap();
+        assert_eq!(
+            (z.absent, z.size, z.unusable),
+            (true, 0, Some(SkipReason::Missing))
+        );
+        let selection = tree.select(&Filter::default(), 1 << 20);
+        let found = store
+            .search(
+                &tree,
+                &selection,
+                "literal",
+                "foo",
+                Page {
+                    offset: 0,
+                    limit: 10,
+                },
+                2,
+                None,
+            )
+            .unwrap();
+        assert_eq!(found.total, 2, "a.txt and a/b/c.sql still answer");
+        assert!(found.skipped.contains(&(4, SkipReason::Missing)));
+        assert_eq!(
+            store
+                .text(&tree, b"z.txt", 1 << 20, None)
+                .unwrap()
+                .unwrap_err(),
+            SkipReason::Missing
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_blob_that_is_there_but_corrupt_still_fails_the_listing() {
+    let (dir, commit) = repo("corrupt-blob");
+    let oid = git(&dir, &["rev-parse", "HEAD:z.txt"]);
+    let file = dir.join(".git/objects").join(&oid[..2]).join(&oid[2..]);
+    // Loose objects are read-only: replaced, not written over.
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, b"not zlib at all").unwrap();
+    let store = GitStore::open(&dir, 0, None).unwrap();
+    let err = store.tree(&commit, 100, 1, None).unwrap_err();
+    assert_eq!(err.code(), "repository_unavailable");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_blob_gone_after_listing_reads_as_missing_and_is_not_kept() {
+    let (dir, commit) = repo("gone");
+    let store = GitStore::open(&dir, 1 << 20, None).unwrap();
+    let tree = store.tree(&commit, 100, 1, None).unwrap();
+    let oid = git(&dir, &["rev-parse", "HEAD:z.txt"]);
+    drop_object(&dir, &oid);
+    assert_eq!(
+        store
+            .text(&tree, b"z.txt", 1 << 20, None)
+            .unwrap()
+            .unwrap_err(),
+        SkipReason::Missing
+    );
+    // Back again: the verdict was not cached, the text is read.
+    git(&dir, &["hash-object", "-w", "z.txt"]);
+    assert!(store.text(&tree, b"z.txt", 1 << 20, None).unwrap().is_ok());
+    std::fs::remove_dir_all(dir).unwrap();
+}

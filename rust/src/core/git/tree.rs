@@ -51,6 +51,9 @@ pub enum SkipReason {
     NotUtf8,
     /// The blob is larger than the per-file limit (it is never read).
     TooLarge,
+    /// The object database does not hold the blob (a partial clone, until a
+    /// fetch brings it): its text is unknown, so it may hide a hit.
+    Missing,
 }
 
 impl SkipReason {
@@ -62,6 +65,7 @@ impl SkipReason {
             SkipReason::Binary => "binary",
             SkipReason::NotUtf8 => "not_utf8",
             SkipReason::TooLarge => "too_large",
+            SkipReason::Missing => "missing",
         }
     }
 }
@@ -72,8 +76,13 @@ pub struct TreeEntry {
     pub path: Vec<u8>,
     pub kind: EntryKind,
     pub oid: ObjectId,
-    /// Blob size in bytes from the object header; 0 for submodules.
+    /// Blob size in bytes from the object header; 0 for submodules and for
+    /// a blob the object database does not hold.
     pub size: u64,
+    /// The object database did not hold the blob when it was listed. Not a
+    /// property of the commit: a fetch can bring the blob at any time, so a
+    /// stored listing looks such entries up again ([`recheck_absent`]).
+    pub absent: bool,
     /// Why this entry is no readable file, or `None` for a regular file
     /// with a plain path.
     pub unusable: Option<SkipReason>,
@@ -365,14 +374,15 @@ impl Walk {
             let oid = entry.oid.to_owned();
             let size = match kind {
                 // A gitlink names a commit of another repository.
-                EntryKind::Submodule => 0,
+                EntryKind::Submodule => Some(0),
                 _ => header_size(repo, &oid)?,
             };
             entries.push(TreeEntry {
                 path,
                 kind,
                 oid,
-                size,
+                size: size.unwrap_or(0),
+                absent: size.is_none(),
                 unusable: None,
             });
         }
@@ -381,7 +391,8 @@ impl Walk {
 }
 
 /// Sorts a listing by path bytes and marks every entry that is no readable
-/// file (bad path, symlink, submodule, a path listed twice). The one place
+/// file (bad path, symlink, submodule, a path listed twice, a blob the
+/// object database does not hold). The one place
 /// these rules are applied: a listing read back from the persistent cache
 /// goes through it too, so the cache stores no verdict of these rules.
 pub(super) fn sort_and_mark(entries: &mut [TreeEntry]) {
@@ -399,6 +410,9 @@ pub(super) fn sort_and_mark(entries: &mut [TreeEntry]) {
             match entry.kind {
                 EntryKind::Symlink => Some(SkipReason::Symlink),
                 EntryKind::Submodule => Some(SkipReason::Submodule),
+                EntryKind::Blob | EntryKind::Executable if entry.absent => {
+                    Some(SkipReason::Missing)
+                }
                 EntryKind::Blob | EntryKind::Executable => None,
             }
         };
@@ -410,4 +424,23 @@ pub(super) fn sort_and_mark(entries: &mut [TreeEntry]) {
             entries[i - 1].unusable = Some(SkipReason::PathInvalid);
         }
     }
+}
+
+/// Looks up again every entry of a stored listing whose blob was absent when
+/// it was listed: a blob fetched since is listed with its size and becomes
+/// readable (only a `Missing` verdict changes; the other rules of
+/// [`sort_and_mark`] do not depend on the blob). Returns how many arrived.
+pub(super) fn recheck_absent(repo: &Objects, entries: &mut [TreeEntry]) -> CoreResult<usize> {
+    let mut arrived = 0;
+    for entry in entries.iter_mut().filter(|e| e.absent) {
+        if let Some(size) = header_size(repo, &entry.oid)? {
+            entry.size = size;
+            entry.absent = false;
+            if entry.unusable == Some(SkipReason::Missing) {
+                entry.unusable = None;
+            }
+            arrived += 1;
+        }
+    }
+    Ok(arrived)
 }
