@@ -9,7 +9,7 @@ import pytest
 
 from tests.report.package_fixture import HOSTILE_LINE, REPORT_TEXT, reported_package
 from viano_bug_analysis.report import build_report, render_markdown
-from viano_bug_analysis.report.markdown import _block, _i
+from viano_bug_analysis.report.markdown import _block, _code, _i
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +54,18 @@ def test_hostile_text_is_escaped_inline_and_fenced_in_blocks(report: dict[str, A
 def test_inline_escaping() -> None:
     assert _i("a *b* [c](d) <e> & | `f`\nnext") == (r"a \*b\* \[c\](d) &lt;e\> &amp; \| \`f\` next")
     assert _block("x\n```` y") == ["`````text", "x", "```` y", "`````"]
+
+
+def test_code_spans_keep_the_stored_text() -> None:
+    # A constant line as the reference tree aligns it, and SQL with quoted
+    # identifiers: the excerpt beside a SHA-256 must be the stored text.
+    line = "    NPC_RYGA                    = 17123\t// `x`"
+    assert _code(line) == "`` " + line + " ``"  # it ends in a backtick: padded
+    sql = "CREATE TABLE `quest_template_addon` ("
+    assert _code(sql) == "``" + sql + "``"
+    assert _code("`a``") == "``` `a`` ```"
+    assert _code(" both ") == "`  both  `"
+    assert _code("a\r\nb\nc") == "`a b c`"
+    # Not a Python repr: provenance values that are objects read as JSON.
+    assert _code({"kind": "git", "n": True}) == '`{"kind":"git","n":true}`'
+    assert _code(7) == "`7`"

@@ -14,10 +14,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from viano_bug_analysis.jsonio import canonical_bytes
+
 # What can open emphasis, code, a link, a table cell, a heading or a quote inline
 # (text is never at the start of a line, so list markers need no escape).
 _SPECIAL = re.compile(r"([\\`*_\[\]#|~>])")
 _BACKTICKS = re.compile(r"`+")
+_LINE_BREAK = re.compile(r"\r\n|[\r\n]")
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
@@ -25,7 +28,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     out: list[str] = [
         f"# Case {_i(report['case_id'])}: {_i(report['report']['title'])}",
         "",
-        f"Package `{_code(report['package_id'])}`, analysis revision "
+        f"Package {_code(report['package_id'])}, analysis revision "
         f"{report['analysis_revision']}, state **{_i(report['state']['state'])}**"
         + _verdict_line(report),
         "",
@@ -67,8 +70,8 @@ def _sources_and_facts(report: Mapping[str, Any]) -> list[str]:
         out += ["## Sources", ""]
         for s in report["sources"]:
             out.append(
-                f"- `{_code(s['source_ref'])}` ({_i(s['role'])}): {_i(s['attachment'])} / "
-                f"{_i(s['member'])}, sha256 `{_code(s['sha256'])}`"
+                f"- {_code(s['source_ref'])} ({_i(s['role'])}): {_i(s['attachment'])} / "
+                f"{_i(s['member'])}, sha256 {_code(s['sha256'])}"
             )
         out.append("")
     if report["facts"]:
@@ -77,14 +80,14 @@ def _sources_and_facts(report: Mapping[str, Any]) -> list[str]:
             origin = "the case inputs"
             if fact["provenance"]:
                 origin = ", ".join(
-                    f"{_i(k)} `{_code(v)}`"
+                    f"{_i(k)} {_code(v)}"
                     for k, v in sorted(fact["provenance"].items())
                     if k != "capture_path"
                 )
             cut = " …" if fact["truncated"] else ""
             out.append(
                 f"- **{_i(fact['fact_id'])}** {_i(fact['label'])}: "
-                f"`{_code(fact['excerpt'])}`{cut} — {origin}"
+                f"{_code(fact['excerpt'])}{cut} — {origin}"
             )
         out.append("")
     return out
@@ -113,7 +116,7 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
             elif s["conclusion"]:
                 out.append(head + "conclusion")
             else:
-                out.append(head + f"query `{_code(s['query']['operation'])}`")
+                out.append(head + f"query {_code(s['query']['operation'])}")
                 out += _block(s["query"]["arguments"], indent="  ")
             if s.get("rationale"):
                 out.append(f"  why: {_i(s['rationale'])}")
@@ -129,14 +132,14 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
         out += ["Cited evidence:", ""]
         for c in h["citations"]:
             out.append(
-                f"- [{c['number']}] {c['evidence_id']} `{_code(c['reference'])}` "
+                f"- [{c['number']}] {c['evidence_id']} {_code(c['reference'])} "
                 f"({c['role']}), **{c['verification']}**, stored sha256 "
                 f"`{c['value_sha256'] or 'none'}`, sha256 now `{c['computed_sha256'] or 'none'}`"
             )
             if c["provenance"]:
                 out.append(
                     "  origin: "
-                    + ", ".join(f"{_i(k)} `{_code(v)}`" for k, v in sorted(c["provenance"].items()))
+                    + ", ".join(f"{_i(k)} {_code(v)}" for k, v in sorted(c["provenance"].items()))
                 )
             out += ["", *_block(c["excerpt"], indent="  "), ""]
     return out
@@ -162,9 +165,24 @@ def _i(value: Any) -> str:
 
 
 def _code(value: Any) -> str:
-    """Text inside a one-backtick code span: backticks and line breaks cannot stay."""
-    text = value if isinstance(value, str) else str(value)
-    return " ".join(text.replace("`", "'").split())
+    """A whole code span showing the text as stored.
+
+    Excerpts are evidence with a SHA-256 beside them, so spaces, tabs and
+    backticks stay exactly (a line of aligned C++ or an SQL identifier in
+    backticks); only line breaks, which no inline span can hold, become
+    spaces. The delimiter is one backtick longer than any run inside, and
+    one space of padding each side keeps a leading or trailing backtick or a
+    space pair that CommonMark would otherwise eat. A value that is not text
+    is shown as JSON, never as a Python repr.
+    """
+    text = value if isinstance(value, str) else canonical_bytes(value).decode()
+    text = _LINE_BREAK.sub(" ", text)
+    longest = max((len(m.group(0)) for m in _BACKTICKS.finditer(text)), default=0)
+    fence = "`" * (longest + 1)
+    edges = text[:1] + text[-1:]
+    if "`" in edges or (text.startswith(" ") and text.endswith(" ") and text.strip(" ")):
+        text = f" {text} "
+    return fence + text + fence
 
 
 def _block(text: str, *, indent: str = "") -> list[str]:
