@@ -186,6 +186,14 @@ def test_requests_rejected_before_connecting(
     assert info.value.details == details
 
 
+def test_a_database_outside_the_allowlist_is_named_as_a_database() -> None:
+    with pytest.raises(ResearchError) as info:
+        make().tables(name_contains=None, database="cata_private", offset=0, limit=10)
+    assert info.value.code == "table_not_allowed"
+    assert info.value.details == {"database": "cata_private"}
+    assert "the database is not in" in str(info.value)
+
+
 @pytest.mark.parametrize("operator", ["like", "LIKE", "EQ", "=", "regexp", "between", "", None, 1])
 def test_operator_unknown(operator: Any) -> None:
     with pytest.raises(ResearchError) as info:

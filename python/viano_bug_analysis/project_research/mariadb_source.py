@@ -432,8 +432,11 @@ class MariaDbSource:
             details["database"] = database
         if table is not None:
             details["table"] = table
+        # A refused database has no table to name: saying "the table" sends
+        # the operator looking at a table list that is not the problem.
+        what = "database" if table is None else "table"
         return ResearchError(
-            "table_not_allowed", "the table is not in the operator's allowlist", details
+            "table_not_allowed", f"the {what} is not in the operator's allowlist", details
         )
 
     def _resolve(self, database: str | None, table: str) -> tuple[str, str]:
