@@ -74,7 +74,10 @@ use crate::core::parallel::parallel_map;
 use crate::core::text::{SharedBytes, SourceText, TextFacts};
 
 const MAGIC: &[u8; 8] = b"VBAGITC\x01";
-const VERSION: u32 = 2;
+/// 3: a blob with a NUL after its first invalid UTF-8 byte is `binary`; a
+/// version 2 segment holds `not_utf8` for it, which would keep every search
+/// of a commit with a PNG partial.
+const VERSION: u32 = 3;
 /// 2: a record's byte 21 says whether the blob was absent when listed
 /// (version 1 listings were never made with an absent blob, but a process
 /// of that version would read the flag as a present empty blob).

@@ -610,16 +610,38 @@ fn read_text(
             digest = RawDigest::Known(Sha256::digest(raw).into());
         }
     };
-    let decoded = if own.capacity() - len > len / 8 {
-        SourceText::decode_slice_noting_change(&own[..len], hash_raw)
+    let (decoded, nul_after_invalid) = if own.capacity() - len > len / 8 {
+        let decoded = SourceText::decode_slice_noting_change(&own[..len], hash_raw);
+        let nul = decoded.is_err() && memchr::memchr(0, &own[..len]).is_some();
+        (decoded, Some(nul))
     } else {
         own.truncate(len);
-        SourceText::decode_noting_change(own, hash_raw)
+        (SourceText::decode_noting_change(own, hash_raw), None)
     };
     match decoded {
         Ok(text) => Ok((Ok(Arc::new(text)), digest)),
         Err(CoreError::NulByte { .. }) => Ok((Err(SkipReason::Binary), RawDigest::Unknown)),
-        Err(_) => Ok((Err(SkipReason::NotUtf8), RawDigest::Unknown)),
+        Err(_) => {
+            // Decoding names the first offending byte, and a PNG's first is
+            // 0x89, not its NUL. But a blob with a NUL anywhere holds no
+            // searchable text (git's own rule), while `not_utf8` makes every
+            // search of the commit partial. The buffer was given away above,
+            // so on this rare path it is read again.
+            let nul = match nul_after_invalid {
+                Some(nul) => nul,
+                None => {
+                    let mut again = Vec::new();
+                    read_blob_into(repo, oid, &mut again)?
+                        .is_some_and(|raw| memchr::memchr(0, raw).is_some())
+                }
+            };
+            let reason = if nul {
+                SkipReason::Binary
+            } else {
+                SkipReason::NotUtf8
+            };
+            Ok((Err(reason), RawDigest::Unknown))
+        }
     }
 }
 

@@ -394,3 +394,25 @@ fn a_blob_gone_after_listing_reads_as_missing_and_is_not_kept() {
     assert!(store.text(&tree, b"z.txt", 1 << 20, None).unwrap().is_ok());
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_nul_after_invalid_utf8_is_binary_and_latin1_text_is_not_utf8() {
+    // A PNG starts with 0x89 (invalid UTF-8) and has its first NUL at byte 8;
+    // a Latin-1 source has no NUL. Only the second can hide a text hit.
+    let dir = std::env::temp_dir().join(format!("vba-git-png-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    std::fs::write(dir.join("latin1.cpp"), b"// caf\xe9 foo\n").unwrap();
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "t"]);
+    let commit = git(&dir, &["rev-parse", "HEAD"]);
+    let store = GitStore::open(&dir, 1 << 20, None).unwrap();
+    let tree = store.tree(&commit, 100, 1, None).unwrap();
+    let png = store.text(&tree, b"logo.png", 1 << 20, None).unwrap();
+    assert!(matches!(png, Err(SkipReason::Binary)), "{png:?}");
+    let latin1 = store.text(&tree, b"latin1.cpp", 1 << 20, None).unwrap();
+    assert!(matches!(latin1, Err(SkipReason::NotUtf8)), "{latin1:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
