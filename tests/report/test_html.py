@@ -98,3 +98,18 @@ def test_a_blocked_or_running_case_is_announced_first(report: dict[str, Any]) ->
     html = render_html(running)
     assert html.index('id="state-notice"') < html.index("<h2>")
     assert 'id="state-notice"' not in render_html(report)
+
+
+def test_inline_code_keeps_runs_of_spaces(report: dict[str, Any]) -> None:
+    # A fact excerpt quotes an aligned C++ line ('NPC_X      = 1') beside its
+    # SHA-256; the browser's default white-space would show and copy it
+    # with the runs of spaces collapsed.
+    style = re.search(r"<style>(.*?)</style>", render_html(report), re.S)
+    assert style is not None
+    rules = dict(re.findall(r"([^{}]+)\{([^{}]*)\}", style.group(1)))
+    code = next(
+        body
+        for selector, body in rules.items()
+        if "code" in [s.strip() for s in selector.split(",")]
+    )
+    assert re.search(r"white-space:\s*pre-wrap", code)

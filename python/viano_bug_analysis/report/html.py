@@ -35,7 +35,7 @@ pre { background: #f6f8fa; border: 1px solid #d0d7de; padding: .5rem .75rem; ove
   white-space: pre-wrap; word-break: break-word; font: 13px/1.45 ui-monospace, SFMono-Regular,
   Menlo, Consolas, monospace; margin: .3rem 0; }
 code, .hash { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-  font-size: .85rem; }
+  font-size: .85rem; white-space: pre-wrap; }
 .hash { word-break: break-all; }
 .status { display: inline-block; padding: 0 .45rem; border-radius: .6rem; font-size: .85rem;
   font-weight: 600; border: 1px solid currentColor; }
