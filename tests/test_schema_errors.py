@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from tests.project_research.test_service import EXAMPLE, VALID
 from viano_bug_analysis.case.create import create_package
 from viano_bug_analysis.errors import CaseError
 from viano_bug_analysis.project_research import ResearchError, validate_query
+from viano_bug_analysis.schema_errors import violation
 from viano_bug_analysis.tools.errors import ToolError
 from viano_bug_analysis.tools.limits import ToolLimits
 from viano_bug_analysis.tools.request_validation import parse_batch
@@ -114,6 +116,22 @@ def test_request_errors_never_echo_values() -> None:
     ):
         err = _request_error(edit)
         assert marker not in err.message and marker not in repr(err.details)
+
+
+def test_size_bounds_say_the_size_in_words() -> None:
+    empty = _request_error(lambda d: d["requests"][0]["arguments"].__setitem__("text", ""))
+    assert empty.message.endswith("value at /requests/0/arguments/text must not be empty")
+    none = _request_error(lambda d: d["requests"][0]["arguments"].__setitem__("source_refs", []))
+    assert none.message.endswith("must not be empty")
+    bounded = Draft202012Validator({"maxItems": 2, "minLength": 3, "maxProperties": 1})
+    words = [violation(e).message for e in bounded.iter_errors([1, 2, 3])]
+    words += [violation(e).message for e in bounded.iter_errors("ab")]
+    words += [violation(e).message for e in bounded.iter_errors({"a": 1, "b": 2})]
+    assert words == [
+        "value at / must have at most 2 items",
+        "value at / must have at least 3 characters",
+        "value at / must have at most 1 property",
+    ]
 
 
 # -- research queries --------------------------------------------------------------------------

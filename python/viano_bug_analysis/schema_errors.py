@@ -141,6 +141,8 @@ def violation(
         return Violation(at, rule, text, leaf, tuple(expected))
     if rule in _BOUND_WORDS:
         return Violation(at, rule, f"value at {where} {_BOUND_WORDS[rule]} {value}", leaf)
+    if rule in _SIZE_BOUNDS:
+        return Violation(at, rule, f"value at {where} {_size_words(rule, value)}", leaf)
     if rule == "pattern":
         return Violation(at, rule, f"string at {where} does not have the required form", leaf)
     if rule == "format":
@@ -196,14 +198,25 @@ _BOUND_WORDS = {
     "maximum": "must be at most",
     "exclusiveMinimum": "must be greater than",
     "exclusiveMaximum": "must be less than",
-    "minLength": "must have at least this many characters:",
-    "maxLength": "must have at most this many characters:",
-    "minItems": "must have at least this many items:",
-    "maxItems": "must have at most this many items:",
-    "minProperties": "must have at least this many properties:",
-    "maxProperties": "must have at most this many properties:",
     "multipleOf": "must be a multiple of",
 }
+
+# Bounds on a size, with the unit counted (singular, plural).
+_SIZE_BOUNDS = {
+    "minLength": ("at least", "character", "characters"),
+    "maxLength": ("at most", "character", "characters"),
+    "minItems": ("at least", "item", "items"),
+    "maxItems": ("at most", "item", "items"),
+    "minProperties": ("at least", "property", "properties"),
+    "maxProperties": ("at most", "property", "properties"),
+}
+
+
+def _size_words(rule: str, value: Any) -> str:
+    bound, one, many = _SIZE_BOUNDS[rule]
+    if bound == "at least" and value == 1:
+        return "must not be empty"
+    return f"must have {bound} {value} {one if value == 1 else many}"
 
 
 def _unknown_property(
