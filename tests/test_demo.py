@@ -35,4 +35,7 @@ def test_demo_summary_is_readable_and_leaves_the_sample_untouched() -> None:
     out = _demo().stdout.decode()
     assert "[Q0001 H1] source.find_symbol" in out
     assert "db-001#/rows/1" in out
+    # Rows as JSON, the way they are stored, not as Python reprs.
+    assert 'db-001#/rows/1  {"ID":90001,"LogTitle":"Catch the Wolpertinger",' in out
+    assert "{'ID'" not in out
     assert sorted((p, p.stat().st_mtime_ns) for p in SAMPLE.rglob("*")) == before

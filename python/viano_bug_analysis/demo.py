@@ -165,7 +165,8 @@ def print_summary(report: dict[str, Any]) -> None:
                 via = (
                     f" via {', '.join(row['matched_columns'])}" if "matched_columns" in row else ""
                 )
-                print(f"    {answer['source_ref']}#{row['pointer']}{via}  {row['row']}")
+                shown = orjson.dumps(row["row"]).decode()  # as stored, not a Python repr
+                print(f"    {answer['source_ref']}#{row['pointer']}{via}  {shown}")
         else:
             names = ", ".join(c["name"] for c in answer["columns"])
             print(f"    table {answer['table']} ({answer['coverage']}): {names}")
