@@ -255,8 +255,13 @@ def test_query_paths_must_be_plain(hostile: GitSource, path: str) -> None:
 
 def test_a_prefix_may_end_with_one_slash(hostile: GitSource) -> None:
     assert hostile.files(text="ok", path_prefix="ok", offset=0, limit=1)["total"] == 1
-    for prefix in ("a/", "src/game/"):
-        assert hostile.files(text="ok", path_prefix=prefix, offset=0, limit=1)["total"] == 0
+    for prefix in ("a/", "src/game/"):  # well formed, but no path of the commit is below them
+        with pytest.raises(ResearchError) as err:
+            hostile.files(text="ok", path_prefix=prefix, offset=0, limit=1)
+        assert (err.value.code, err.value.details) == (
+            "path_not_found",
+            {"argument": "path_prefix"},
+        )
     for prefix in ("/", "a//", "../"):
         with pytest.raises(ResearchError) as err:
             hostile.files(text="ok", path_prefix=prefix, offset=0, limit=1)

@@ -532,3 +532,25 @@ def test_results_fit_the_result_schema(source: GitSource) -> None:
     check("source.search", source.schema(text="x", case_sensitive=False, offset=0, limit=5))
     check("source.files", source.files(text="Spell", path_prefix=None, offset=0, limit=5))
     check("source.read", source.read(path="docs/crlf.txt", start_line=1, end_line=2))
+
+
+def test_a_prefix_no_path_starts_with_is_refused_not_an_empty_answer(source: GitSource) -> None:
+    # "0 hits, complete" below a mistyped directory would read as an absence proof.
+    for query in (
+        lambda p: source.search(text=NEEDLE, case_sensitive=True, path_prefix=p, offset=0, limit=5),
+        lambda p: source.symbol(symbol=NEEDLE, path_prefix=p, offset=0, limit=5),
+        lambda p: source.registration(symbol=NEEDLE, path_prefix=p, offset=0, limit=5),
+        lambda p: source.files(text="cpp", path_prefix=p, offset=0, limit=5),
+    ):
+        with pytest.raises(ResearchError) as err:
+            query("src/no_such_dir/")
+        assert (err.value.code, err.value.details) == (
+            "path_not_found",
+            {"argument": "path_prefix"},
+        )
+    # A prefix that names files answers as before, also when nothing below it matches.
+    none = source.search(
+        text="no such text anywhere", case_sensitive=True, path_prefix="src/", offset=0, limit=5
+    )
+    assert none["total"] == 0 and none["files_searched"] > 0 and none["complete"] is True
+    assert source.files(text="no such name", path_prefix="src/", offset=0, limit=5)["total"] == 0

@@ -210,13 +210,15 @@ class GitSource:
         offset, limit = self._page(offset, limit)
         found: list[dict[str, Any]] = []
         skipped: list[tuple[str, str]] = []
-        for path, _, blob, size, unusable in self._listing(self._deadline()).find_paths(
-            contains=text, prefix=prefix
-        ):
+        listing = self._listing(self._deadline())
+        for path, _, blob, size, unusable in listing.find_paths(contains=text, prefix=prefix):
             if unusable is None:
                 found.append({"path": path, "blob": blob, "size": size})
             else:
                 skipped.append((_display(path), unusable))
+        unmatched = prefix is not None and not found and not skipped
+        if unmatched and not listing.find_paths(contains="", prefix=prefix):
+            raise _prefix_unmatched()
         page = found[offset : offset + limit]
         return {
             **self._paging(len(found), offset, limit, len(page)),
@@ -332,6 +334,8 @@ class GitSource:
             max_chars=self.max_line_chars,
             timeout_s=_left(deadline),
         )
+        if prefix is not None and files_searched == 0 and not skipped:
+            raise _prefix_unmatched()
         digests = self._sha256_of([hit[1] for hit in hits], deadline)
         reasons = [(_display(path), reason) for path, reason in skipped]
         return {
@@ -455,6 +459,16 @@ def _skipped_summary(skipped: Sequence[tuple[str, str]]) -> dict[str, Any]:
         "paths": [{"path": p, "reason": r} for p, r in skipped[:SKIPPED_PATH_LIMIT]],
         "paths_truncated": len(skipped) > SKIPPED_PATH_LIMIT,
     }
+
+
+def _prefix_unmatched() -> ResearchError:
+    # An empty answer below a prefix that names nothing (a typo, a directory of
+    # another branch) would read as proof that the text is absent.
+    return ResearchError(
+        "path_not_found",
+        "no path of the commit starts with path_prefix",
+        {"argument": "path_prefix"},
+    )
 
 
 def _not_readable(reason: str, **details: Any) -> ResearchError:
