@@ -10,17 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SPEC = REPO / "samples" / "bug-20" / "case-spec.json"
-
-
-def vba(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "viano_bug_analysis.cli", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+from tests.cli.helpers import SPEC, request_file, vba
 
 
 @pytest.fixture
@@ -30,20 +20,6 @@ def package(tmp_path: Path) -> Path:
     assert done.returncode == 0, done.stderr
     assert "pkg-bug-20" in done.stdout
     return out
-
-
-def request_file(tmp_path: Path, requests: list[dict[str, object]], raw: str | None = None) -> Path:
-    path = tmp_path / "request.json"
-    document = {
-        "format": "viano-investigation-request",
-        "format_version": 1,
-        "case_id": "BUG-20",
-        "package_id": "pkg-bug-20",
-        "analysis_revision": 1,
-        "requests": requests,
-    }
-    path.write_text(raw if raw is not None else json.dumps(document))
-    return path
 
 
 READ = {

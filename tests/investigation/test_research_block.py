@@ -11,49 +11,21 @@ import pytest
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import (
     ROWS,
-    SETTINGS,
     answer,
     built_package,
     run_vba,
-    scripted_client,
     write_config,
 )
+from tests.investigation.research_down import SERVER_TEXT, blocked_by
 from viano_bug_analysis.errors import ResearchUnavailable
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.commands import run_status, status_document
-from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.research_block import (
     blocked_cause,
     cause_fields,
     fix_text,
     research_of,
 )
-
-SERVER_TEXT = "Access denied for user 'LEAK-CANARY'@'10.0.0.9'"
-
-
-class DownResearch:
-    """Research whose service is down, with a server text the block must not keep."""
-
-    def __init__(self, error: ResearchUnavailable) -> None:
-        self.error = error
-
-    def capture(self, query: Any) -> Any:
-        raise self.error
-
-    def query(self, query: Any) -> Any:
-        raise self.error
-
-
-def blocked_by(tmp_path: Path, error: ResearchUnavailable) -> Path:
-    root = built_package(tmp_path)
-    with ScriptedLlmServer([answer(ROWS)]) as server:
-        controller = InvestigationController(
-            root, model=scripted_client(server), settings=SETTINGS, research=DownResearch(error)
-        )
-        outcome = controller.run()
-    assert (outcome.state, outcome.code) == ("blocked", "RESEARCH_UNAVAILABLE")
-    return root
 
 
 def test_the_block_stores_provider_and_reason_and_status_says_what_to_fix(

@@ -7,47 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import (
-    ROWS,
-    SETTINGS,
-    answer,
     built_package,
-    scripted_client,
 )
+from tests.investigation.research_down import SERVER_TEXT, blocked_by
 from tests.report.test_html import parse
 from viano_bug_analysis.errors import ResearchUnavailable
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
 from viano_bug_analysis.investigation.commands import status_document
-from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.report import build_report, render_html, render_markdown
 from viano_bug_analysis.schemas import schema_validator
-
-SERVER_TEXT = "Access denied for user 'LEAK-CANARY'@'10.0.0.9'"
-
-
-class DownResearch:
-    """Research whose service is down, with a server text no report may show."""
-
-    def __init__(self, error: ResearchUnavailable) -> None:
-        self.error = error
-
-    def capture(self, query: object) -> object:
-        raise self.error
-
-    def query(self, query: object) -> object:
-        raise self.error
-
-
-def blocked_by(tmp_path: Path, error: ResearchUnavailable) -> Path:
-    root = built_package(tmp_path)
-    with ScriptedLlmServer([answer(ROWS)]) as server:
-        controller = InvestigationController(
-            root, model=scripted_client(server), settings=SETTINGS, research=DownResearch(error)
-        )
-        outcome = controller.run()
-    assert (outcome.state, outcome.code) == ("blocked", "RESEARCH_UNAVAILABLE")
-    return root
 
 
 def test_the_report_says_why_research_is_unavailable_and_what_to_fix(tmp_path: Path) -> None:
