@@ -122,6 +122,8 @@ def test_the_bundled_profile_satisfies_its_schema() -> None:
         "spell",
         "area",
         "areatrigger",
+        "creature_spawn",
+        "gameobject_spawn",
     }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from viano_bug_analysis.enrichment.origin import research_origin
 from viano_bug_analysis.project_research.config import (
     Limits,
     ResearchConfig,
@@ -414,3 +415,20 @@ def test_the_schema_describes_every_limit_and_is_printed_by_vba_schema() -> None
 def test_a_toml_nan_is_refused_at_its_key(tmp_path: Path) -> None:
     err = rejected(tmp_path, SOURCE + "[limits]\ngit_seconds = inf\n")
     assert err.details == {"key": "limits.git_seconds"}
+
+
+# --- the world database ---------------------------------------------------------------------
+
+
+def test_the_world_database_may_be_named(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, DATABASE))
+    assert config.database is not None and config.database.name is None
+    named = DATABASE.replace("[database.allow]", 'name = "other"\n[database.allow]\nother = ["t"]')
+    config = load_config(write(tmp_path, named))
+    assert config.database is not None and config.database.name == "other"
+    assert research_origin(config)["database"]["name"] == "other"
+
+
+def test_a_name_outside_the_allowlist_is_refused(tmp_path: Path) -> None:
+    text = DATABASE.replace("[database.allow]", 'name = "world"\n[database.allow]')
+    assert rejected(tmp_path, text).details["key"] == "database.name"

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import orjson
 
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.enrichment import research_origin, summarize
+from viano_bug_analysis.enrichment.origin import query_database
+from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.enrichment.profile_check import check_profile, lines, warnings
 from viano_bug_analysis.enrichment.summary import counts, summarize_all
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
 from viano_bug_analysis.project_research import ProjectResearch, load_config
+from viano_bug_analysis.project_research.config import ResearchConfig
 
 
 class ProgressLine:
@@ -55,7 +58,8 @@ def run_build(args: argparse.Namespace) -> int:
                 # database, so an empty enrichment is not mistaken for a finding.
                 # (The CaseBuilder resolves the profile's column alternatives itself.)
                 if profile is not None:
-                    for line in warnings(check_profile(profile, research.query)):
+                    checked = _in_world_database(profile, config)
+                    for line in warnings(check_profile(checked, research.query)):
                         sys.stderr.write(f"profile check: {line}\n")
                 built = CaseBuilder(
                     args.spec,
@@ -95,7 +99,10 @@ def run_build(args: argparse.Namespace) -> int:
             "facts": built.facts,
         }
         sys.stdout.write(orjson.dumps(document).decode() + "\n")
-        return ExitCode.OK
+        return ExitCode.OK if _database_unreadable(built.facts) is None else ExitCode.PROFILE_GAPS
+    unreadable = _database_unreadable(built.facts)
+    if unreadable is not None:
+        print(unreadable)
     state = "built" if built.new_revision else "unchanged (same inputs)"
     print(f"package {built.package.package_id}: revision {built.revision} {state}")
     print(f"path: {built.package.path}")
@@ -111,7 +118,22 @@ def run_build(args: argparse.Namespace) -> int:
         fact_lines = summarize(built.facts, ignored)
     for fact_line in fact_lines:
         print("  " + fact_line)
-    return ExitCode.OK
+    return ExitCode.OK if unreadable is None else ExitCode.PROFILE_GAPS
+
+
+def _database_unreadable(facts: list[dict[str, Any]]) -> str | None:
+    """The first summary line of a build that could read nothing from the database."""
+    for fact in facts:
+        if fact.get("kind") == "project_context_coverage" and (
+            fact.get("reason") == "database_unreadable"
+        ):
+            codes = ", ".join(f"{code}: {n}" for code, n in fact["codes"].items())
+            return (
+                f"nothing could be read from the database: all {fact['count']} queries were "
+                f"refused ({codes}); check which database the project config allowlists "
+                "([database] name, [database.allow]) with `vba profile check`"
+            )
+    return None
 
 
 def run_profile_check(args: argparse.Namespace) -> int:
@@ -121,8 +143,9 @@ def run_profile_check(args: argparse.Namespace) -> int:
         if profile is None:
             print("the profile has no enrichment rules: nothing to check")
             return ExitCode.OK
-        with ProjectResearch(load_config(args.project_config)) as research:
-            result = check_profile(profile, research.query)
+        config = load_config(args.project_config)
+        with ProjectResearch(config) as research:
+            result = check_profile(_in_world_database(profile, config), research.query)
     except VbaError as err:
         return report(err)
     if args.json:
@@ -131,3 +154,8 @@ def run_profile_check(args: argparse.Namespace) -> int:
         for line in lines(result):
             print(line)
     return ExitCode.OK if result["ok"] else ExitCode.PROFILE_GAPS
+
+
+def _in_world_database(profile: EnrichmentProfile, config: ResearchConfig) -> EnrichmentProfile:
+    # The same choice the CaseBuilder makes from the research origin.
+    return profile.in_database(query_database(profile.database, research_origin(config)))

@@ -55,10 +55,10 @@ from viano_bug_analysis.enrichment.engine import Enricher
 from viano_bug_analysis.enrichment.extract import (
     MemberLines,
     Mention,
-    extract_mentions,
-    extract_names,
+    extract,
 )
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
+from viano_bug_analysis.enrichment.origin import query_database
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.enrichment.profile_check import resolve_columns
 from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError, VbaError
@@ -116,9 +116,13 @@ class CaseBuilder:
         self._spec, self._base = read_spec(spec, base_dir)
         check_spec(self._spec)
         self._root = Path(os.path.abspath(package_dir))
-        self._profile = profile if project_research is not None else None
         self._research = project_research
         self._origin = dict(research_origin or {})
+        self._profile = (
+            profile.in_database(query_database(profile.database, self._origin))
+            if profile is not None and project_research is not None
+            else None
+        )
         self._progress = progress or (lambda _text: None)
         self._hook = after_step or (lambda _point: None)
         self._without_research = without_research
@@ -342,9 +346,8 @@ class CaseBuilder:
                 )
             return index_rel, sha256_hex(_compact(index)), index["facts"], index["queries"], 0
         self._progress("reading entity mentions")
-        mentions = extract_mentions(
-            self._profile, case["report"], self._member_lines(case["source_context"])
-        )
+        found = extract(self._profile, case["report"], self._member_lines(case["source_context"]))
+        mentions = found.mentions
         journal = StepJournal(self._layout, research_rel, self._research, hook=self._hook)
         captures_rel = (research_rel / "captures").as_posix()
         # Column names of this database's schema era, resolved here for every
@@ -360,7 +363,7 @@ class CaseBuilder:
             capture_path=lambda sha: f"{captures_rel}/{sha}.json",
             progress=self._progress,
         )
-        run = enricher.run(mentions, extract_names(self._profile, case["report"]))
+        run = enricher.run(found)
         journal.finished_cleanly()
         index = {
             "format": INDEX_FORMAT,

@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from viano_bug_analysis.enrichment.extract import Mention, NameMention
+from viano_bug_analysis.enrichment import candidates
+from viano_bug_analysis.enrichment.extract import Extraction, Mention, NameMention
 from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.enrichment.profile import (
     EnrichmentProfile,
@@ -105,20 +106,47 @@ class Enricher:
         self._refusals: dict[str, _Refusal] = {}
         self._expanded: set[tuple[str, tuple[str, Any]]] = set()
         self._stated: dict[bytes, str] = {}
+        self._database_asked = 0
+        self._database_refused: dict[str, int] = {}  # refusal code -> queries
 
     # -- public -------------------------------------------------------------------------
 
-    def run(self, mentions: Sequence[Mention], names: Sequence[NameMention] = ()) -> EnrichmentRun:
-        for mention in mentions:
+    def run(
+        self, mentions: Sequence[Mention] | Extraction, names: Sequence[NameMention] = ()
+    ) -> EnrichmentRun:
+        """Enrich what the case names: typed mentions, untyped IDs and names.
+
+        ``mentions`` is an ``Extraction`` (everything :func:`extract` found) or,
+        for callers that have only typed mentions, their list (with ``names``).
+        """
+        found = mentions if isinstance(mentions, Extraction) else Extraction(list(mentions))
+        if not isinstance(mentions, Extraction):
+            found.names = list(names)
+        for mention in found.mentions:
             self._fact(
                 "case_mention",
                 entity_type=mention.entity_type,
                 entity_id=mention.entity_id,
                 where=dict(mention.where),
+                how=mention.how,
                 statement="the case inputs name this ID; existence and meaning come from the "
                 "project facts",
             )
-        for entity_type, entity_id in sorted({(m.entity_type, m.entity_id) for m in mentions}):
+        for link in found.unresolved:
+            self._fact(
+                "case_unresolved_mention",
+                form=link.form,
+                entity_id=link.entity_id,
+                where=dict(link.where),
+                statement="a link to a type this profile does not read; its ID is not a world "
+                "database ID of any entity type here and is not looked up",
+            )
+        entities = {(m.entity_type, m.entity_id) for m in found.mentions}
+        entities |= self._typed_untyped(found)
+        entities |= self._typed_names(found)
+        for what, count in sorted(found.dropped.items()):
+            self._dropped(what, count)
+        for entity_type, entity_id in sorted(entities):
             lookup = self._profile.entities[entity_type]
             if lookup.table is not None:
                 self._enqueue(
@@ -137,44 +165,13 @@ class Enricher:
                     )
                 )
             self._entity_links(entity_type, entity_id, 0, None, None)
-        for named in names:
-            for entity_type in named.entity_types:
-                lookup = self._profile.entities[entity_type]
-                assert lookup.table is not None and lookup.name_column is not None
-                query = self._rows_query(
-                    lookup.table, (lookup.column, lookup.name_column), lookup.name_column, "", ()
-                )
-                query["filters"] = [
-                    {"column": lookup.name_column, "operator": "contains", "value": named.name}
-                ]
-                purpose = {
-                    "kind": "name_lookup",
-                    "entity_type": entity_type,
-                    "name": named.name,
-                    "where": dict(named.where),
-                }
-                self._enqueue(_Work(0, query, lookup.table, lookup, purpose))
         while self._queue:
             work = self._queue.popleft()
             key = _key(work.query)
             del self._pending[key]
-            if len(self._queries) >= self._profile.limits.max_queries:
-                self._skip(work, "max_queries")
-                continue
-            self._progress(f"query {len(self._queries) + 1}: {_describe(work)}")
-            outcome = self._run(work.query)
-            self._done[key] = outcome
-            self._queries.append(
-                {
-                    "step": outcome.step,
-                    "query_sha256": outcome.query_sha256,
-                    "capture_sha256": outcome.capture.sha256 if outcome.capture else None,
-                    "refused_code": outcome.refused_code,
-                    "depth": work.depth,
-                    "purpose": work.purpose,
-                }
-            )
-            self._answered(work, outcome)
+            outcome = self._ask(work)
+            if outcome is not None:
+                self._answered(work, outcome)
         for refusal in self._refusals.values():
             self._fact(
                 "project_context_coverage",
@@ -198,7 +195,191 @@ class Enricher:
                 statement="values that mean 'no reference' in this profile (ignore_values) "
                 "were not followed",
             )
+        if self._database_asked and sum(self._database_refused.values()) == self._database_asked:
+            self._fact(
+                "project_context_coverage",
+                reason="database_unreadable",
+                count=self._database_asked,
+                codes=dict(sorted(self._database_refused.items())),
+                statement="every database query of this enrichment was refused: nothing is "
+                "known from the database, and no finding rests on it",
+            )
         return EnrichmentRun(self._facts, self._queries)
+
+    # -- candidates: untyped IDs and names ------------------------------------------------
+
+    def _typed_untyped(self, found: Extraction) -> set[tuple[str, int]]:
+        """Asks each untyped ID's tables once (IN lists); the (type, ID) pairs it exists as."""
+        probes, dropped = candidates.untyped_probes(self._profile, found.untyped)
+        if dropped:
+            found.drop("untyped", dropped)
+        where_found: dict[int, list[dict[str, Any]]] = {}
+        for probe in probes:
+            answer = self._probe(probe)
+            if answer is None:
+                continue
+            capture, rows = answer
+            for entity_id, index in candidates.found_ids(probe, rows).items():
+                where_found.setdefault(entity_id, []).append(
+                    {
+                        "entity_type": probe.entity_type,
+                        "table": probe.table,
+                        "column": probe.column,
+                        "provenance": self._provenance(
+                            capture, f"{ROWS_POINTER}/{index}/{probe.column}"
+                        ),
+                    }
+                )
+        entities: set[tuple[str, int]] = set()
+        for untyped in found.untyped:
+            places = [
+                p
+                for p in where_found.get(untyped.entity_id, [])
+                if p["entity_type"] in untyped.entity_types
+            ]
+            types = sorted({p["entity_type"] for p in places})
+            entities.update((t, untyped.entity_id) for t in types)
+            self._fact(
+                "case_untyped_mention",
+                entity_id=untyped.entity_id,
+                where=dict(untyped.where),
+                asked_as=list(untyped.entity_types),
+                found_as=types,
+                found_in=places,
+                statement=(
+                    "the case names this ID without its type; it exists as the types in found_as"
+                    if types
+                    else "the case names this ID without its type; no table asked holds it"
+                ),
+            )
+        return entities
+
+    def _typed_names(self, found: Extraction) -> set[tuple[str, int]]:
+        """Asks every name column once (IN lists); the entities a name is exact for."""
+        probes, unanswerable, dropped = candidates.name_probes(self._profile, found.names)
+        if dropped:
+            found.drop("names", dropped)
+        matches: dict[str, list[dict[str, Any]]] = {}
+        for probe in probes:
+            answer = self._probe(probe)
+            if answer is None:
+                continue
+            capture, rows = answer
+            for name, indexes in candidates.found_names(probe, rows).items():
+                for index in indexes:
+                    row = rows[index]
+                    matches.setdefault(name, []).append(
+                        {
+                            "entity_type": probe.entity_type,
+                            "entity_id": row.get(probe.id_column),
+                            "name": row.get(probe.column),
+                            "table": probe.table,
+                            "provenance": self._provenance(
+                                capture, f"{ROWS_POINTER}/{index}/{probe.column}"
+                            ),
+                        }
+                    )
+        entities: set[tuple[str, int]] = set()
+        not_found: list[str] = []
+        for named in found.names:
+            found_for = matches.get(named.name.casefold(), [])
+            if not found_for:
+                if named not in unanswerable:
+                    not_found.append(named.name)
+                continue
+            distinct = sorted({(m["entity_type"], m["entity_id"]) for m in found_for}, key=repr)
+            followed = len(distinct) <= self._profile.limits.name_fanout
+            if followed:
+                entities.update(
+                    (t, i) for t, i in distinct if type(i) is int and not isinstance(i, bool)
+                )
+            self._fact(
+                "project_name_match",
+                name=named.name,
+                where=dict(named.where),
+                match="exact",
+                matches=found_for,
+                ambiguous=len(distinct) > 1,
+                followed=followed,
+                candidate=True,
+                statement="the case gives this name without an ID; these entities carry "
+                "exactly this name (ignoring case)"
+                + ("" if followed else "; too many to follow, only listed"),
+            )
+        if not_found or unanswerable:
+            self._fact(
+                "case_name_candidates",
+                asked=len(found.names) - len(unanswerable),
+                not_found=not_found,
+                not_asked=[n.name for n in unanswerable],
+                statement="phrases of the report asked as names: the ones listed carry no "
+                "entity's exact name in the columns asked (not_asked: no name column "
+                "for their type)",
+            )
+        return entities
+
+    def _probe(self, probe: candidates.Probe) -> tuple[Capture, list[dict[str, Any]]] | None:
+        if not probe.values:
+            return None
+        purpose = {
+            "kind": "candidate_lookup",
+            "entity_type": probe.entity_type,
+            "column": probe.column,
+            "count": len(probe.values),
+        }
+        work = _Work(0, probe.query, probe.table, None, purpose)
+        outcome = self._ask(work)
+        if outcome is None:
+            return None
+        if outcome.capture is None:
+            self._refused(work, outcome)
+            return None
+        result = outcome.capture.result["result"]
+        if not result["complete_filtered_rows"]:
+            self._fact(
+                "project_context_coverage",
+                reason="rows_page_limit",
+                table=probe.table,
+                purpose=purpose,
+                returned=len(result["rows"]),
+                statement="more rows match than one page; candidates may be found in rows not read",
+            )
+        return outcome.capture, list(result["rows"])
+
+    def _dropped(self, what: str, count: int) -> None:
+        self._fact(
+            "project_context_coverage",
+            reason="candidates_dropped",
+            what=what,
+            count=count,
+            statement=f"{count} {what} of the case inputs were not looked up: a bound of the "
+            "enrichment profile (mentions_per_rule, candidates_per_query) was reached",
+        )
+
+    def _ask(self, work: _Work) -> StepOutcome | None:
+        """Runs one query (None when max_queries is reached: a coverage fact says so)."""
+        if len(self._queries) >= self._profile.limits.max_queries:
+            self._skip(work, "max_queries")
+            return None
+        self._progress(f"query {len(self._queries) + 1}: {_describe(work)}")
+        outcome = self._run(work.query)
+        self._done[_key(work.query)] = outcome
+        if work.table is not None:
+            self._database_asked += 1
+            if outcome.capture is None:
+                code = str(outcome.refused_code)
+                self._database_refused[code] = self._database_refused.get(code, 0) + 1
+        self._queries.append(
+            {
+                "step": outcome.step,
+                "query_sha256": outcome.query_sha256,
+                "capture_sha256": outcome.capture.sha256 if outcome.capture else None,
+                "refused_code": outcome.refused_code,
+                "depth": work.depth,
+                "purpose": work.purpose,
+            }
+        )
+        return outcome
 
     # -- queue --------------------------------------------------------------------------
 
@@ -230,16 +411,7 @@ class Enricher:
     def _answered(self, work: _Work, outcome: StepOutcome) -> None:
         capture = outcome.capture
         if capture is None:
-            # One fact per refused table (or symbol source) and code: a missing
-            # table refuses every lookup of it for the same reason.
-            target: dict[str, Any] = (
-                {"table": work.table} if work.table is not None else {"source": work.query["kind"]}
-            )
-            key = repr((sorted(target.items()), outcome.refused_code))
-            refusal = self._refusals.setdefault(key, _Refusal(outcome.refused_code, target))
-            if work.purpose not in refusal.purposes:
-                refusal.purposes.append(work.purpose)
-            refusal.queries.append(outcome.query_sha256)
+            self._refused(work, outcome)
             for origin in work.origins:
                 self._relationship_fact(origin, work, outcome)
             return
@@ -253,6 +425,18 @@ class Enricher:
         self._targets[_key(work.query)] = target_fact
         for origin in work.origins:
             self._relationship_fact(origin, work, outcome, target_fact)
+
+    def _refused(self, work: _Work, outcome: StepOutcome) -> None:
+        # One fact per refused table (or symbol source) and code: a missing
+        # table refuses every lookup of it for the same reason.
+        target: dict[str, Any] = (
+            {"table": work.table} if work.table is not None else {"source": work.query["kind"]}
+        )
+        key = repr((sorted(target.items()), outcome.refused_code))
+        refusal = self._refusals.setdefault(key, _Refusal(outcome.refused_code, target))
+        if work.purpose not in refusal.purposes:
+            refusal.purposes.append(work.purpose)
+        refusal.queries.append(outcome.query_sha256)
 
     def _rows(self, work: _Work, capture: Capture) -> str | None:
         assert work.table is not None
@@ -308,41 +492,11 @@ class Enricher:
                 )
                 # The rows fact keeps a reference, not a second copy of the text.
                 shown_rows[index][column] = {"text_ref": text_fact}
-            if work.purpose["kind"] == "name_lookup":
-                assert work.lookup is not None
-                self._name_match(work, row, capture, index)
-            elif work.lookup is not None and work.lookup.table == work.table:
+            if work.lookup is not None and work.lookup.table == work.table:
                 self._entity_fact(work.lookup, row, capture, index)
-        # A row found by name is a candidate: nothing is followed from it.
-        if work.purpose["kind"] != "name_lookup":
-            for index, row in enumerate(rows):
-                self._follow(work, row, capture, index)
+        for index, row in enumerate(rows):
+            self._follow(work, row, capture, index)
         return rows_fact
-
-    def _name_match(
-        self, work: _Work, row: Mapping[str, Any], capture: Capture, index: int
-    ) -> None:
-        lookup = work.lookup
-        assert lookup is not None and lookup.name_column is not None
-        name = row.get(lookup.name_column)
-        wanted = str(work.purpose["name"])
-        exact = isinstance(name, str) and name.casefold() == wanted.casefold()
-        self._fact(
-            "project_name_match",
-            entity_type=lookup.entity_type,
-            entity_id=row.get(lookup.column),
-            name=name,
-            searched=wanted,
-            match="exact" if exact else "contains",
-            candidate=True,
-            where=work.purpose["where"],
-            provenance=self._provenance(capture, f"{ROWS_POINTER}/{index}/{lookup.column}"),
-            name_provenance=self._provenance(
-                capture, f"{ROWS_POINTER}/{index}/{lookup.name_column}"
-            ),
-            statement="a candidate found by name only: the report gives no ID, so this is "
-            "not the certain entity",
-        )
 
     def _entity_fact(
         self, lookup: EntityLookup, row: Mapping[str, Any], capture: Capture, index: int
@@ -725,8 +879,8 @@ def _describe(work: _Work) -> str:
         return f"{purpose['entity_type']} {purpose['entity_id']} as a C++ constant"
     if purpose["kind"] == "entity_lookup":
         return f"{purpose['entity_type']} {purpose['entity_id']}"
-    if purpose["kind"] == "name_lookup":
-        return f"{purpose['entity_type']} named like {purpose['name']!r}"
+    if purpose["kind"] == "candidate_lookup":
+        return f"{purpose['count']} candidates in {work.table}.{purpose['column']}"
     target = work.table or f"symbol {work.query['symbol']}"
     return f"{purpose['relation']} -> {target}"
 

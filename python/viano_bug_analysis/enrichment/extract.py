@@ -8,10 +8,12 @@ it does comes from the enrichment queries.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from viano_bug_analysis.enrichment import names, report_text, typed_forms
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile, ExtractRule
 
 MAX_ENTITY_ID = 2**32 - 1
@@ -23,6 +25,7 @@ class Mention:
     entity_type: str
     entity_id: int
     where: Mapping[str, Any]  # {"pointer": ...} or {"source_ref": ..., "line": ...}
+    how: str = "pattern"  # pattern, list, link, chat_link, command, metadata, attachment
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,28 +37,6 @@ class MemberLines:
     lines: Callable[[], Iterable[tuple[int, str]]]
 
 
-def extract_mentions(
-    profile: EnrichmentProfile, report: Mapping[str, Any], members: Iterable[MemberLines]
-) -> list[Mention]:
-    """Every mention, in rule order, then place order; each (type, id, place) once."""
-    member_list = list(members)
-    found: list[Mention] = []
-    for rule in profile.extract:
-        per_rule: list[Mention] = []
-        if rule.place == "report.metadata":
-            per_rule.extend(_from_metadata(rule, report.get("metadata", {})))
-        elif rule.place == "report.text":
-            per_rule.extend(_from_report_text(rule, report))
-        else:
-            per_rule.extend(_from_members(rule, member_list))
-        found.extend(per_rule[: profile.limits.mentions_per_rule])
-    unique: dict[tuple[str, int, str], Mention] = {}
-    for mention in found:
-        key = (mention.entity_type, mention.entity_id, repr(sorted(mention.where.items())))
-        unique.setdefault(key, mention)
-    return list(unique.values())
-
-
 @dataclass(frozen=True, slots=True)
 class NameMention:
     """A name the report text gives an entity of one of ``entity_types``, without its ID."""
@@ -65,30 +46,247 @@ class NameMention:
     where: Mapping[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class UntypedMention:
+    """An ID the report gives without its type; the database says which types have it."""
+
+    entity_id: int
+    entity_types: tuple[str, ...]  # the types it is asked as
+    where: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class UnresolvedMention:
+    """A link to a type the profile does not read (an achievement, a faction)."""
+
+    form: str  # site:word or chat:word
+    entity_id: int
+    where: Mapping[str, Any]
+
+
+@dataclass
+class Extraction:
+    """Everything the case inputs name, and how many candidates a bound dropped."""
+
+    mentions: list[Mention] = field(default_factory=list)
+    untyped: list[UntypedMention] = field(default_factory=list)
+    names: list[NameMention] = field(default_factory=list)
+    unresolved: list[UnresolvedMention] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)  # mentions, untyped, names -> count
+
+    def drop(self, what: str, count: int = 1) -> None:
+        self.dropped[what] = self.dropped.get(what, 0) + count
+
+
 MAX_NAME_CHARS = 100
+_DIGITS = re.compile(r"\d{1,10}(?![0-9])")
+
+
+def extract(
+    profile: EnrichmentProfile, report: Mapping[str, Any], members: Iterable[MemberLines]
+) -> Extraction:
+    """Every mention of the case inputs, in rule order, then place order; each once."""
+    found = Extraction()
+    member_list = list(members)
+    typed: list[Mention] = []
+    for rule in profile.extract:
+        if rule.place == "report.metadata":
+            typed.extend(_cap(_from_metadata(rule, report.get("metadata", {})), profile, found))
+        elif rule.place == "attachments":
+            typed.extend(_cap(_from_members(rule, member_list), profile, found))
+    text_found = _ReportText(profile, found)
+    for field_name in ("title", "text"):
+        text = report.get(field_name)
+        if isinstance(text, str):
+            text_found.read(field_name, text)
+    typed.extend(text_found.mentions)
+    unique: dict[tuple[str, int, str], Mention] = {}
+    for mention in typed:
+        key = (mention.entity_type, mention.entity_id, repr(sorted(mention.where.items())))
+        unique.setdefault(key, mention)
+    found.mentions = list(unique.values())
+    return found
+
+
+def extract_mentions(
+    profile: EnrichmentProfile, report: Mapping[str, Any], members: Iterable[MemberLines]
+) -> list[Mention]:
+    """The typed mentions of :func:`extract`."""
+    return extract(profile, report, members).mentions
 
 
 def extract_names(profile: EnrichmentProfile, report: Mapping[str, Any]) -> list[NameMention]:
-    """Every name of the ``[[names]]`` rules, in rule order; each (name, types) once."""
-    found: dict[tuple[str, tuple[str, ...]], NameMention] = {}
-    for rule in profile.names:
-        per_rule = 0
-        for field in ("title", "text"):
-            text = report.get(field)
-            if not isinstance(text, str):
+    """The name candidates of :func:`extract`."""
+    return extract(profile, report, []).names
+
+
+def _cap(
+    mentions: Iterable[Mention], profile: EnrichmentProfile, found: Extraction
+) -> list[Mention]:
+    kept: list[Mention] = []
+    for mention in mentions:
+        if len(kept) < profile.limits.mentions_per_rule:
+            kept.append(mention)
+        else:
+            found.drop("mentions")
+    return kept
+
+
+class _ReportText:
+    """The report title and text, read line by line by every text rule of the profile.
+
+    Forms that carry their own type (links, chat links, commands) are read
+    first; the digits they took are not read again by a type-word pattern or
+    an untyped rule, so ``.go creature 6882`` is a spawn GUID and not also
+    creature 6882.
+    """
+
+    def __init__(self, profile: EnrichmentProfile, found: Extraction) -> None:
+        self._profile = profile
+        self._rules = profile.mentions
+        self._found = found
+        self.mentions: list[Mention] = []
+        self._per_rule: dict[object, int] = {}
+        self._names: dict[tuple[str, tuple[str, ...]], None] = {}
+        self._untyped: dict[tuple[int, tuple[str, ...]], None] = {}
+
+    def read(self, field_name: str, text: str) -> None:
+        pointer = f"/report/{field_name}"
+        for line in report_text.lines(text):
+            taken: set[int] = set()
+            self._typed_forms(pointer, line, taken)
+            self._patterns(pointer, line, taken)
+            self._untyped_ids(pointer, line, taken)
+            self._name_phrases(pointer, line)
+
+    def _where(self, pointer: str, line: report_text.Line, offset: int) -> dict[str, Any]:
+        return {"pointer": pointer, "offset": line.start + offset}
+
+    def _count(self, rule: object, what: str) -> bool:
+        used = self._per_rule.get(rule, 0)
+        if used >= self._profile.limits.mentions_per_rule:
+            self._found.drop(what)
+            return False
+        self._per_rule[rule] = used + 1
+        return True
+
+    def _typed_forms(self, pointer: str, line: report_text.Line, taken: set[int]) -> None:
+        rules = self._rules
+        for form in (
+            *typed_forms.commands(line.text, rules),
+            *typed_forms.site_links(line.text, rules),
+            *typed_forms.chat_links(line.text, rules),
+        ):
+            if form.offset in taken:
                 continue
-            for match in rule.pattern.finditer(text):
-                name = " ".join(match.group(1).split())
-                if not rule.min_chars <= len(name) <= MAX_NAME_CHARS:
+            taken.add(form.offset)
+            where = self._where(pointer, line, form.offset)
+            if form.name is not None:
+                self._name(form.name, (form.entity_type,), where)
+            elif form.entity_type == "":
+                if self._count(form.how, "unresolved"):
+                    assert form.entity_id is not None
+                    self._found.unresolved.append(
+                        UnresolvedMention(form.form, form.entity_id, where)
+                    )
+            elif (
+                form.entity_id is not None
+                and _valid_id(form.entity_id)
+                and self._count(form.how, "mentions")
+            ):
+                self.mentions.append(Mention(form.entity_type, form.entity_id, where, form.how))
+
+    def _patterns(self, pointer: str, line: report_text.Line, taken: set[int]) -> None:
+        separator = self._rules.list_separator
+        for rule in self._profile.extract:
+            if rule.place != "report.text":
+                continue
+            assert rule.pattern is not None
+            for match in rule.pattern.finditer(line.text):
+                ids = [(match.start(1), match.group(1), "pattern")]
+                if rule.list_ids and separator is not None:
+                    ids += _listed(line.text, match.end(1), separator)
+                for offset, digits, how in ids:
+                    entity_id = _entity_id(digits)
+                    if entity_id is None or offset in taken:
+                        continue
+                    taken.add(offset)
+                    if self._count(rule, "mentions"):
+                        where = self._where(pointer, line, offset)
+                        self.mentions.append(Mention(rule.entity_type, entity_id, where, how))
+
+    def _untyped_ids(self, pointer: str, line: report_text.Line, taken: set[int]) -> None:
+        ignore = self._rules.ignore_numbers
+        for rule in self._rules.untyped:
+            for match in rule.pattern.finditer(line.text):
+                offset = match.start(1)
+                entity_id = _entity_id(match.group(1))
+                if entity_id is None or offset in taken:
                     continue
-                if per_rule >= profile.limits.mentions_per_rule:
-                    break
-                key = (name.casefold(), rule.entity_types)
-                if key not in found:
-                    per_rule += 1
-                    where = {"pointer": f"/report/{field}", "offset": match.start(1)}
-                    found[key] = NameMention(name, rule.entity_types, where)
-    return list(found.values())
+                if ignore is not None and ignore.fullmatch(match.group(1)):
+                    continue
+                before = line.text[max(0, match.start() - 48) : match.start()]
+                if rule.not_after is not None and rule.not_after.search(before):
+                    continue
+                if rule.after is not None and not rule.after.search(before):
+                    continue
+                taken.add(offset)
+                key = (entity_id, rule.entity_types)
+                if key in self._untyped:
+                    continue
+                if not self._count(rule, "untyped"):
+                    continue
+                self._untyped[key] = None
+                where = self._where(pointer, line, offset)
+                self._found.untyped.append(UntypedMention(entity_id, rule.entity_types, where))
+
+    def _name_phrases(self, pointer: str, line: report_text.Line) -> None:
+        for rule in self._profile.names:
+            for match in rule.pattern.finditer(line.text):
+                name = " ".join(match.group(1).split())
+                if rule.min_chars <= len(name) <= MAX_NAME_CHARS:
+                    where = self._where(pointer, line, match.start(1))
+                    self._name(name, rule.entity_types, where, rule)
+        phrases = self._rules.names
+        if phrases is None:
+            return
+        blank = report_text.blank_out(line.text, report_text.not_a_name(line))
+        for offset, name in names.phrases(blank, phrases):
+            self._name(name, phrases.entity_types, self._where(pointer, line, offset), phrases)
+
+    def _name(
+        self,
+        name: str,
+        entity_types: tuple[str, ...],
+        where: dict[str, Any],
+        rule: object = "command",
+    ) -> None:
+        key = (name.casefold(), entity_types)
+        if key in self._names:
+            return
+        if not self._count(rule, "names"):
+            return
+        self._names[key] = None
+        self._found.names.append(NameMention(name, entity_types, where))
+
+
+def _listed(text: str, position: int, separator: re.Pattern[str]) -> list[tuple[int, str, str]]:
+    """The IDs after ``position`` joined by ``separator``: "NPC 50372, 49044 and 49128"."""
+    listed: list[tuple[int, str, str]] = []
+    while len(listed) < 1000:
+        joint = separator.match(text, position)
+        if joint is None or joint.end() == position:
+            break
+        digits = _DIGITS.match(text, joint.end())
+        if digits is None:
+            break
+        listed.append((digits.start(), digits.group(0), "list"))
+        position = digits.end()
+    return listed
+
+
+def _valid_id(number: int) -> bool:
+    return 0 < number <= MAX_ENTITY_ID
 
 
 def _entity_id(value: Any) -> int | None:
@@ -113,23 +311,7 @@ def _from_metadata(rule: ExtractRule, metadata: Any) -> Iterable[Mention]:
         entity_id = _entity_id(item)
         if entity_id is not None:
             where = pointer + (f"/{index}" if isinstance(value, list) else "")
-            yield Mention(rule.entity_type, entity_id, {"pointer": where})
-
-
-def _from_report_text(rule: ExtractRule, report: Mapping[str, Any]) -> Iterable[Mention]:
-    assert rule.pattern is not None
-    for field in ("title", "text"):
-        text = report.get(field)
-        if not isinstance(text, str):
-            continue
-        for match in rule.pattern.finditer(text):
-            entity_id = _entity_id(match.group(1))
-            if entity_id is not None:
-                yield Mention(
-                    rule.entity_type,
-                    entity_id,
-                    {"pointer": f"/report/{field}", "offset": match.start(1)},
-                )
+            yield Mention(rule.entity_type, entity_id, {"pointer": where}, "metadata")
 
 
 def _from_members(rule: ExtractRule, members: list[MemberLines]) -> Iterable[Mention]:
@@ -145,6 +327,7 @@ def _from_members(rule: ExtractRule, members: list[MemberLines]) -> Iterable[Men
                         rule.entity_type,
                         entity_id,
                         {"source_ref": member.source_ref, "line": number},
+                        "attachment",
                     )
 
 
@@ -154,9 +337,13 @@ def _escape(key: str) -> str:
 
 __all__ = [
     "MAX_MEMBER_LINE_CHARS",
+    "Extraction",
     "MemberLines",
     "Mention",
     "NameMention",
+    "UnresolvedMention",
+    "UntypedMention",
+    "extract",
     "extract_mentions",
     "extract_names",
 ]

@@ -46,6 +46,10 @@ class Limits:
     rows_per_query: int = 20
     symbol_hits: int = 20
     mentions_per_rule: int = 32
+    # Untyped IDs or names asked in one IN list (ProjectResearch takes at most 100).
+    candidates_per_query: int = 100
+    # An exact name with at most this many entities is followed like a mention.
+    name_fanout: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,7 @@ class ExtractRule:
     key: tuple[str, ...] = ()  # report.metadata: the path of keys
     pattern: re.Pattern[str] | None = None  # report.text / attachments: group 1 is the ID
     members: re.Pattern[str] | None = None  # attachments: which declared members are read
+    list_ids: bool = False  # report.text: IDs listed after the match ("NPC 1, 2 and 3") count
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,62 @@ class NameRule:
     entity_types: tuple[str, ...]
     pattern: re.Pattern[str]
     min_chars: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A GM command whose argument is an entity ID (``.quest add 14395``)."""
+
+    words: tuple[str, ...]  # lowercase; each may be abbreviated as the server allows
+    entity_type: str
+    skip: tuple[str, ...] = ()  # option words before the argument (``.cast self N``)
+    takes_name: bool = False  # a ``[name]`` argument is a name of entity_type
+
+
+@dataclass(frozen=True, slots=True)
+class UntypedRule:
+    """Where the report gives an ID without saying of what (group 1 of ``pattern``)."""
+
+    pattern: re.Pattern[str]
+    entity_types: tuple[str, ...]
+    not_after: re.Pattern[str] | None = None  # tested on the 48 characters before the match
+    after: re.Pattern[str] | None = None  # must match there (a name beside the number)
+
+
+@dataclass(frozen=True, slots=True)
+class NameColumn:
+    """A column that holds names of an entity type, and the column of its ID."""
+
+    entity_type: str
+    table: str
+    id_column: str
+    column: str
+
+
+@dataclass(frozen=True, slots=True)
+class NamePhrases:
+    """Which phrases of running text are asked as names (``[mentions.names]``)."""
+
+    entity_types: tuple[str, ...]
+    min_chars: int = 4
+    max_words: int = 6
+    connectors: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class MentionRules:
+    """``[mentions]``: links, chat links, commands, untyped IDs and names in the report."""
+
+    list_separator: re.Pattern[str] | None = None
+    ignore_numbers: re.Pattern[str] | None = None
+    site_types: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    sites: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    chat_links: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    command_prefixes: str = "."
+    commands: tuple[Command, ...] = ()
+    untyped: tuple[UntypedRule, ...] = ()
+    names: NamePhrases | None = None
+    name_tables: tuple[NameColumn, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +144,13 @@ class EntityLookup:
     name_column: str | None
     constant_prefixes: tuple[str, ...] = ()
     constant_path_prefix: str | None = None
+    # Where an ID of a type without a table of its own exists (item_script_names.Id).
+    exists_in: tuple[tuple[str, str], ...] = ()
+
+    def id_tables(self) -> tuple[tuple[str, str], ...]:
+        """The (table, column) pairs in which an ID of this type is known to exist."""
+        own = ((self.table, self.column),) if self.table is not None else ()
+        return own + self.exists_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +212,20 @@ class EnrichmentProfile:
         default_factory=dict
     )
     names: tuple[NameRule, ...] = ()
+    mentions: MentionRules = dataclasses.field(default_factory=MentionRules)
+
+    def name_columns(self) -> tuple[NameColumn, ...]:
+        """Every column a name is asked in: the entities' name columns, then name_tables."""
+        own = tuple(
+            NameColumn(e.entity_type, e.table, e.column, e.name_column)
+            for e in self.entities.values()
+            if e.table is not None and e.name_column is not None
+        )
+        return own + self.mentions.name_tables
+
+    def in_database(self, database: str | None) -> EnrichmentProfile:
+        """The profile with its queries sent to ``database`` (None: ProjectResearch picks)."""
+        return dataclasses.replace(self, database=database)
 
     def text_columns(self, table: str) -> dict[str, TextColumn]:
         return {text.column: text for text in self.texts if text.table == table}
@@ -167,9 +249,16 @@ class EnrichmentProfile:
                 column=name(e.table, e.column),
                 columns=tuple(name(e.table, c) for c in e.columns),
                 name_column=name(e.table, e.name_column),
+                exists_in=tuple((t, name(t, c)) for t, c in e.exists_in),
             )
             for key, e in self.entities.items()
         }
+        name_tables = tuple(
+            dataclasses.replace(
+                n, id_column=name(n.table, n.id_column), column=name(n.table, n.column)
+            )
+            for n in self.mentions.name_tables
+        )
         relationships = tuple(
             dataclasses.replace(
                 r,
@@ -186,7 +275,11 @@ class EnrichmentProfile:
         )
         texts = tuple(dataclasses.replace(t, column=name(t.table, t.column)) for t in self.texts)
         return dataclasses.replace(
-            self, entities=entities, relationships=relationships, texts=texts
+            self,
+            entities=entities,
+            relationships=relationships,
+            texts=texts,
+            mentions=dataclasses.replace(self.mentions, name_tables=name_tables),
         )
 
 
@@ -262,6 +355,7 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
             _name_rule(item, f"names[{i}]", entities)
             for i, item in enumerate(document.get("names", []))
         ),
+        mentions=_mention_rules(document.get("mentions", {}), entities),
         column_alternatives={
             tuple(key.split(".", 1)): tuple(names)
             for key, names in document.get("column_alternatives", {}).items()
@@ -276,14 +370,15 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
 def _entity(entity_type: str, item: Mapping[str, Any]) -> EntityLookup:
     prefixes = tuple(item.get("constant_prefixes", ()))
     path_prefix = item.get("constant_path_prefix")
+    exists_in = tuple((e["table"], e["column"]) for e in item.get("exists_in", ()))
     if "table" not in item:
-        return EntityLookup(entity_type, None, "", (), None, prefixes, path_prefix)
+        return EntityLookup(entity_type, None, "", (), None, prefixes, path_prefix, exists_in)
     columns = tuple(item["columns"])
     column, name_column = item["column"], item.get("name_column")
     if column not in columns or (name_column is not None and name_column not in columns):
         _invalid(f"entities.{entity_type}.columns", "must include column and name_column")
     return EntityLookup(
-        entity_type, item["table"], column, columns, name_column, prefixes, path_prefix
+        entity_type, item["table"], column, columns, name_column, prefixes, path_prefix, exists_in
     )
 
 
@@ -299,7 +394,95 @@ def _extract_rule(
     if pattern.groups < 1:
         _invalid(f"{prefix}.pattern", "needs one capturing group for the ID")
     members = _regex(item["members"], f"{prefix}.members") if "members" in item else None
-    return ExtractRule(entity_type, place, pattern=pattern, members=members)
+    return ExtractRule(
+        entity_type, place, pattern=pattern, members=members, list_ids=item.get("list", False)
+    )
+
+
+def _mention_rules(item: Mapping[str, Any], entities: Mapping[str, EntityLookup]) -> MentionRules:
+    """``[mentions]``; every entity type named must have an ``[entities.<type>]`` lookup.
+
+    In ``site_types`` and ``chat_links`` an empty string stands for a type the
+    profile has no entity for (an achievement): such a link stays an
+    unresolved mention, never a guess.
+    """
+
+    def known(entity_type: str, key: str, *, empty: bool = False) -> str:
+        if (empty and entity_type == "") or entity_type in entities:
+            return entity_type
+        _invalid(key, f"{entity_type} has no [entities.<type>] lookup")
+
+    def pattern(key: str) -> re.Pattern[str] | None:
+        return _regex(item[key], f"mentions.{key}") if key in item else None
+
+    site_types = {
+        word.lower(): known(t, f"mentions.site_types.{word}", empty=True)
+        for word, t in item.get("site_types", {}).items()
+    }
+    chat_links = {
+        word.lower(): known(t, f"mentions.chat_links.{word}", empty=True)
+        for word, t in item.get("chat_links", {}).items()
+    }
+    sites = tuple(
+        (site["name"], _regex(site["hosts"], f"mentions.sites[{i}].hosts"))
+        for i, site in enumerate(item.get("sites", []))
+    )
+    commands = tuple(
+        Command(
+            tuple(c["command"].lower().split()),
+            known(c["entity_type"], f"mentions.commands[{i}].entity_type"),
+            tuple(w.lower() for w in c.get("skip", ())),
+            c.get("takes_name", False),
+        )
+        for i, c in enumerate(item.get("commands", []))
+    )
+    untyped: list[UntypedRule] = []
+    for i, rule in enumerate(item.get("untyped", [])):
+        key = f"mentions.untyped[{i}]"
+        for t in rule["entity_types"]:
+            entity = entities.get(known(t, f"{key}.entity_types"))
+            if entity is not None and not entity.id_tables():
+                _invalid(f"{key}.entity_types", f"{t} has no table and no exists_in to look in")
+        compiled = _regex(rule["pattern"], f"{key}.pattern")
+        if compiled.groups < 1:
+            _invalid(f"{key}.pattern", "needs one capturing group for the ID")
+        before = {
+            name: _regex(rule[name], f"{key}.{name}") if name in rule else None
+            for name in ("not_after", "after")
+        }
+        untyped.append(UntypedRule(compiled, tuple(rule["entity_types"]), **before))
+    names = item.get("names")
+    phrases = None
+    if names is not None:
+        for t in names["entity_types"]:
+            known(t, "mentions.names.entity_types")
+        phrases = NamePhrases(
+            tuple(names["entity_types"]),
+            names.get("min_chars", 4),
+            names.get("max_words", 6),
+            frozenset(w.lower() for w in names.get("connectors", ())),
+        )
+    name_tables = tuple(
+        NameColumn(
+            known(n["entity_type"], f"mentions.name_tables[{i}].entity_type"),
+            n["table"],
+            n["id_column"],
+            n["column"],
+        )
+        for i, n in enumerate(item.get("name_tables", []))
+    )
+    return MentionRules(
+        list_separator=pattern("list_separator"),
+        ignore_numbers=pattern("ignore_numbers"),
+        site_types=site_types,
+        sites=sites,
+        chat_links=chat_links,
+        command_prefixes=item.get("command_prefixes", "."),
+        commands=commands,
+        untyped=tuple(untyped),
+        names=phrases,
+        name_tables=name_tables,
+    )
 
 
 def _name_rule(
@@ -377,14 +560,19 @@ def _invalid(key: str, problem: str) -> NoReturn:
 
 __all__ = [
     "DEFAULT_IGNORE",
+    "Command",
     "EnrichmentProfile",
     "EntityLookup",
     "ExtractRule",
     "Filter",
     "Limits",
+    "MentionRules",
+    "NameColumn",
+    "NamePhrases",
     "NameRule",
     "Relationship",
     "TextColumn",
+    "UntypedRule",
     "load_profile",
     "parse_profile",
 ]

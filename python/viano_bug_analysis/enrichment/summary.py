@@ -172,9 +172,6 @@ class _Compact:
         if rels:
             origins = "; ".join(_unique(_origin(r["from"]) for r in rels))
             return _Item(labels, f"{origins} -> {table}{self._qualifier(rels, table)}: {found}")
-        purpose = fact.get("purpose", {})
-        if purpose.get("kind") == "name_lookup":
-            return _Item(labels, f'{table} by name "{purpose.get("name")}": {found}')
         return _Item(labels, f"{table} where {_filters(fact['filters'])}: {found}")
 
     def _empty(
@@ -375,10 +372,32 @@ def _line(fact: Mapping[str, Any], by_id: Facts) -> str | None:
         name = f'"{fact["name"]}"' if "name" in fact else "(no name in the table)"
         return f"{_entity(fact)}: {name}"
     if kind == "project_name_match":
-        return (
-            f"name match ({fact['match']}, a candidate): {fact['entity_type']} "
-            f'{fact["entity_id"]} "{fact["name"]}" for "{fact["searched"]}"'
+        found = "; ".join(
+            f"{m['entity_type']} {m['entity_id']} ({m['table']})" for m in fact["matches"]
         )
+        how = ("ambiguous, " if fact["ambiguous"] else "") + (
+            "followed" if fact["followed"] else "not followed (too many)"
+        )
+        return f'name "{fact["name"]}" ({_place(fact["where"])}) is exactly {found}: {how}'
+    if kind == "case_untyped_mention":
+        found = ", ".join(fact["found_as"]) or "nothing asked (" + ", ".join(fact["asked_as"]) + ")"
+        return f"ID {fact['entity_id']} without a type ({_place(fact['where'])}): found as {found}"
+    if kind == "case_unresolved_mention":
+        return (
+            f"link {fact['form']} {fact['entity_id']} ({_place(fact['where'])}): a type this "
+            "profile does not read, not looked up"
+        )
+    if kind == "case_name_candidates":
+        shown = fact["not_found"][:8]
+        more = len(fact["not_found"]) - len(shown)
+        line = f"{fact['asked']} phrase(s) asked as names; no entity is named " + ", ".join(
+            f'"{name}"' for name in shown
+        )
+        if more:
+            line += f" (and {more} more)"
+        if fact["not_asked"]:
+            line += f"; {len(fact['not_asked'])} name(s) of types without a name column not asked"
+        return line
     if kind == "project_description":
         return f"{fact['role']} ({fact['table']}.{fact['source_column']}): {_cut(fact['text'])}"
     if kind == "project_rows":
@@ -411,6 +430,11 @@ def _line(fact: Mapping[str, Any], by_id: Facts) -> str | None:
                 f"(ignore_values) in {_n(int(fact['count']), 'row')}, nothing to follow "
                 f"({fact['relation']})"
             )
+        if fact["reason"] == "candidates_dropped":
+            return f"coverage: candidates_dropped: {fact['count']} {fact['what']} not looked up"
+        if fact["reason"] == "database_unreadable":
+            codes = ", ".join(f"{code} {n}" for code, n in fact["codes"].items())
+            return f"coverage: database_unreadable: every database query was refused ({codes})"
         return "coverage: " + _coverage(fact)
     return None
 

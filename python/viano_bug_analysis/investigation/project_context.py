@@ -23,8 +23,13 @@ SELECTION_VERSION = "project-context-v1"
 
 LABELS = {
     "case_mention": "named in the case inputs",
+    "case_untyped_mention": "named in the case inputs without a type; project data says which "
+    "types have this ID",
+    "case_unresolved_mention": "named in the case inputs as a type this profile does not read",
+    "case_name_candidates": "phrases of the case inputs asked as names that no entity carries",
     "project_entity": "project data: an entity as the world database defines it",
-    "project_name_match": "project data: a candidate found by name only, not the certain entity",
+    "project_name_match": "project data: entities carrying exactly a name the case gives "
+    "without an ID (candidates when ambiguous)",
     "project_rows": "project data: rows of the world database",
     "project_description": "project data: text that describes intended mechanics, "
     "not an executed server action",

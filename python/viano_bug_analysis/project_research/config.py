@@ -11,6 +11,7 @@
     user = "viano_reader"
     password_env = "VBA_DB_PASSWORD"      # or password_file = "reader.local.txt"
     snapshot_id = "cata_world@2026-11-01"
+    name = "cata_world"                   # optional: the world database (one of allow)
     [database.allow]
     cata_world = ["creature_template", "quest_template"]
     [limits]                      # optional, every key has a default
@@ -65,7 +66,7 @@ MAX_PASSWORD_FILE_BYTES = 64 * 1024
 _KEYS = {
     "source": frozenset({"repository", "url", "commit", "cache_dir"}),
     "database": frozenset(
-        {"host", "port", "user", "password_env", "password_file", "snapshot_id", "allow"}
+        {"host", "port", "user", "password_env", "password_file", "snapshot_id", "name", "allow"}
     ),
 }
 
@@ -128,6 +129,7 @@ class DatabaseConfig:
     allow: Mapping[str, tuple[str, ...]]
     password_env: str | None = None
     password_file: Path | None = field(default=None)
+    name: str | None = None  # the world database, a key of allow (enrichment.origin.query_database)
 
     def read_password(self) -> str:
         """The reader's password, read now from the environment or the password file.
@@ -276,6 +278,8 @@ def _database(table: Mapping[str, Any], base_dir: Path) -> DatabaseConfig:
     password_file = None
     if "password_file" in table:
         password_file = _path(table, "password_file", "database", base_dir)
+    if "name" in table and table["name"] not in table["allow"]:
+        _invalid("database.name", "must be a database of database.allow")
     return DatabaseConfig(
         host=table["host"],
         port=table["port"],
@@ -284,6 +288,7 @@ def _database(table: Mapping[str, Any], base_dir: Path) -> DatabaseConfig:
         allow=_allow(table["allow"]),
         password_env=table.get("password_env"),
         password_file=password_file,
+        name=table.get("name"),
     )
 
 

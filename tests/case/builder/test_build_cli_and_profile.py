@@ -153,7 +153,9 @@ def test_the_vcore_profile_is_generic() -> None:
     assert {r.relation for r in profile.relationships if r.source == "source.symbol"} == {
         "areatrigger_script_name",
         "creature_script_name",
+        "creature_spawn_script_name",
         "gameobject_script_name",
+        "gameobject_spawn_script_name",
         "item_script_name",
         "spell_script_name",
     }
