@@ -76,15 +76,14 @@ def parse_source(data: bytes, *, stem: str | None = None, suffix: str = "") -> R
     if len(data) > MAX_FILE_BYTES:
         raise too_large("", MAX_FILE_BYTES, "bytes")
     # An editor may add a byte order mark without being asked; it is no part of the text.
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     nul = data.find(b"\0")
     if nul >= 0:
         raise _not_text("nul_byte", "holds a NUL byte", nul)
     try:
-        text = data.decode("utf-8")
+        text = data[bom:].decode("utf-8")
     except UnicodeDecodeError as err:
-        raise _not_text("not_utf8", "is not UTF-8 text", err.start) from None
+        raise _not_text("not_utf8", "is not UTF-8 text", bom + err.start) from None
     if not _is_json(text, suffix):
         return ReportSource(text=text, stem=stem, is_json=False)
     parsed = jsonio.strict_parse(text, max_bytes=MAX_FILE_BYTES)
