@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from viano_bug_analysis.case.intake import fields as f
+from viano_bug_analysis.case.intake.sections import atx_heading
 from viano_bug_analysis.case.intake.source import invalid, too_large
 
 MAX_TITLE_CHARS = 1000
@@ -75,7 +76,9 @@ def issue_from_text(text: str) -> Issue:
     start, size = 0, len(text)
     while start < size:
         end = _line_end(text, start)
-        title = _heading_text(text[start:end].strip())
+        line = text[start:end].strip()
+        heading = atx_heading(line)
+        title = line if heading is None else heading
         if title:
             rest = end + 1
             under_end = _line_end(text, rest)
@@ -200,18 +203,6 @@ def _body(value: str) -> str:
     if len(value) * 4 > f.MAX_TEXT_BYTES and len(value.encode("utf-8")) > f.MAX_TEXT_BYTES:
         raise too_large("/body", f.MAX_TEXT_BYTES, "bytes")
     return value
-
-
-def _heading_text(line: str) -> str:
-    """The text of an ATX heading line (``## Title ##`` -> ``Title``), else the line."""
-    hashes = len(line) - len(line.lstrip("#"))
-    if not 1 <= hashes <= 6 or (len(line) > hashes and line[hashes] not in " \t"):
-        return line
-    inner = line[hashes:].strip()
-    closing = inner.rstrip("#")
-    if closing != inner and (not closing or closing[-1] in " \t"):
-        inner = closing.strip()
-    return inner
 
 
 # -- where the issue lives --------------------------------------------------------------

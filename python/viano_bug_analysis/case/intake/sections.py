@@ -149,9 +149,17 @@ def _closes(line: str, fence: tuple[str, int]) -> bool:
 
 
 def _heading(line: str) -> str | None:
-    """The name an ATX heading line gives, or None."""
+    """The section name an ATX heading line gives, or None."""
+    if len(line) > MAX_HEADING_CHARS:
+        return None
+    inner = atx_heading(line)
+    return (_clean(inner) or None) if inner is not None else None
+
+
+def atx_heading(line: str) -> str | None:
+    """The text of an ATX heading line (``## Name ##`` -> ``Name``), or None for other lines."""
     stripped = _indent_ok(line)
-    if stripped is None or not stripped.startswith("#") or len(stripped) > MAX_HEADING_CHARS:
+    if stripped is None or not stripped.startswith("#"):
         return None
     hashes = len(stripped) - len(stripped.lstrip("#"))
     if hashes > 6 or (len(stripped) > hashes and stripped[hashes] not in " \t"):
@@ -160,8 +168,7 @@ def _heading(line: str) -> str | None:
     closing = inner.rstrip("#")
     if closing != inner and (not closing or closing[-1] in " \t"):
         inner = closing.strip()
-    name = _clean(inner)
-    return name or None
+    return inner
 
 
 def _label(line: str) -> tuple[str, str] | None:
@@ -194,4 +201,4 @@ def _clean(name: str) -> str:
     return name.removesuffix(":").strip()
 
 
-__all__ = ["NO_RESPONSE", "parse_sections"]
+__all__ = ["NO_RESPONSE", "atx_heading", "parse_sections"]
