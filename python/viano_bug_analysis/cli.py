@@ -193,6 +193,11 @@ def _cmd_case_create(args: argparse.Namespace) -> int:
 def _cmd_case_import(args: argparse.Namespace) -> int:
     from viano_bug_analysis.case.intake import import_report
 
+    def written(imported: Any, path: Path, outcome: str) -> None:
+        # As each file is done: a later item's refusal still shows what was written.
+        if not args.json:
+            print(f"{outcome} case spec {imported.case_id} at {path}", flush=True)
+
     summary = import_report(
         args.report,
         output=args.output,
@@ -200,12 +205,11 @@ def _cmd_case_import(args: argparse.Namespace) -> int:
         with_comments=args.with_comments,
         include_pull_requests=args.include_pull_requests,
         force=args.force,
+        on_spec=written,
     )
     if args.json:
         sys.stdout.write(orjson.dumps(summary.as_json()).decode() + "\n")
         return ExitCode.OK
-    for imported, path, outcome in summary.specs:
-        print(f"{outcome} case spec {imported.case_id} at {path}")
     for skipped in summary.skipped:
         print(f"skipped item {skipped.index}: a pull request (--include-pull-requests takes it)")
     return ExitCode.OK

@@ -363,3 +363,20 @@ def test_output_and_out_dir_exclude_each_other(tmp_path: Path) -> None:
     assert vba("case", "import", report).returncode == 2
     both = vba("case", "import", report, "-o", tmp_path / "a", "--out-dir", tmp_path / "b")
     assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
+def test_a_refused_overwrite_in_a_list_names_the_item_and_keeps_the_files_before(
+    tmp_path: Path,
+) -> None:
+    report = write(tmp_path / "issues.json", [rest_issue(), gitlab_issue()])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "core-31.json").write_text("{}\n")
+    done = vba("case", "import", report, "--out-dir", out)
+    assert done.returncode == 2
+    assert error_of(done)["details"] == {"reason": "differs", "index": 1}
+    assert (
+        done.stdout
+        == f"written case spec examplecore-cata-812 at {out / 'examplecore-cata-812.json'}\n"
+    )
+    assert (out / "core-31.json").read_text() == "{}\n"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,11 +77,14 @@ def import_report(
     with_comments: bool = False,
     include_pull_requests: bool = False,
     force: bool = False,
+    on_spec: Callable[[ImportedSpec, Path, Outcome], None] | None = None,
 ) -> ImportSummary:
     """Reads ``report`` and writes its spec to ``output``, or one spec per issue into ``out_dir``.
 
     Exactly one of ``output`` and ``out_dir``; a list needs ``out_dir``, where
-    each spec is ``<case_id>.json``.
+    each spec is ``<case_id>.json``. ``on_spec`` is told of each file as it is
+    done, so a caller can say what was written before a later item failed
+    (a refused overwrite, the disk full): the files before it stay.
     """
     if (output is None) == (out_dir is None):
         raise ValueError("give exactly one of output and out_dir")
@@ -97,8 +101,15 @@ def import_report(
             if output is not None
             else Path(out_dir or ".") / f"{imported.case_id}.json"
         )
-        outcome = write_spec(imported.data(), target, force=force)
+        try:
+            outcome = write_spec(imported.data(), target, force=force)
+        except ReportImportError as err:
+            if imported.index is not None:
+                err.details["index"] = imported.index
+            raise
         summary.specs.append((imported, target, outcome))
+        if on_spec is not None:
+            on_spec(imported, target, outcome)
     return summary
 
 
