@@ -4,6 +4,9 @@
     vba query PACKAGE REQUEST.json [--pretty] [--profile P] [--limits FILE]
                                                 answer one investigation batch
     vba schema [NAME]                           list the bundled JSON Schemas / print one
+    vba case import REPORT (-o SPEC.json | --out-dir DIR) [--with-comments]
+                    [--include-pull-requests] [--force] [--json]
+                                                a tracker issue (JSON or Markdown) as a case spec
     vba case create SPEC.json OUT_DIR [--json]  build a case package from a spec
     vba case build SPEC.json PACKAGE [--project-config C | --no-research] [--profile P]
                                                 build or extend a case revision, enriched
@@ -187,6 +190,31 @@ def _cmd_case_create(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _cmd_case_import(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.case.intake import import_report
+
+    def written(imported: Any, path: Path, outcome: str) -> None:
+        # As each file is done: a later item's refusal still shows what was written.
+        if not args.json:
+            print(f"{outcome} case spec {imported.case_id} at {path}", flush=True)
+
+    summary = import_report(
+        args.report,
+        output=args.output,
+        out_dir=args.out_dir,
+        with_comments=args.with_comments,
+        include_pull_requests=args.include_pull_requests,
+        force=args.force,
+        on_spec=written,
+    )
+    if args.json:
+        sys.stdout.write(orjson.dumps(summary.as_json()).decode() + "\n")
+        return ExitCode.OK
+    for skipped in summary.skipped:
+        print(f"skipped item {skipped.index}: a pull request (--include-pull-requests takes it)")
+    return ExitCode.OK
+
+
 def _cmd_case_verify(args: argparse.Namespace) -> int:
     from viano_bug_analysis.case.package import load_package, verify_package
 
@@ -309,6 +337,30 @@ def _parser() -> argparse.ArgumentParser:
 
     case = commands.add_parser("case", help="case package commands", **shared)
     case_commands = case.add_subparsers(dest="case_command", required=True)
+    intake = case_commands.add_parser(
+        "import",
+        help="turn a tracker issue (GitHub/GitLab JSON, Markdown) into a case spec",
+        **shared,
+    )
+    intake.add_argument("report", help="issue JSON (gh, GitHub REST, GitLab), Markdown or text; -")
+    intake_target = intake.add_mutually_exclusive_group(required=True)
+    intake_target.add_argument(
+        "-o", "--output", type=Path, metavar="SPEC.json", help="the case spec file to write"
+    )
+    intake_target.add_argument(
+        "--out-dir", type=Path, metavar="DIR", help="one <case_id>.json per issue (lists)"
+    )
+    intake.add_argument(
+        "--with-comments", action="store_true", help="append the comments to the report text"
+    )
+    intake.add_argument(
+        "--include-pull-requests", action="store_true", help="import pull requests too"
+    )
+    intake.add_argument(
+        "--force", action="store_true", help="replace a spec file that holds other content"
+    )
+    intake.add_argument("--json", action="store_true", help="print the result as JSON")
+    intake.set_defaults(run=_cmd_case_import)
     create = case_commands.add_parser(
         "create", help="build a case package from a spec file", **shared
     )

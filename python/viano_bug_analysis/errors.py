@@ -206,6 +206,28 @@ class PackageFileError(CaseError):
     )
 
 
+class ReportImportError(VbaError):
+    """``vba case import`` cannot turn a tracker report into a case spec, or cannot
+    write the spec where it was asked to.
+
+    ``details["field"]`` is the JSON Pointer of the report field at fault
+    (``""`` for the whole document; ``/3/title`` for an item of a list, with
+    ``details["index"]``); ``details["reason"]`` is a fixed phrase. Never any
+    part of the report's text, nor a file path.
+    """
+
+    codes = frozenset(
+        {
+            "import_output_exists",
+            "import_output_invalid",
+            "import_write_failed",
+            "report_invalid",
+            "report_too_large",
+            "report_unreadable",
+        }
+    )
+
+
 class EnrichmentError(VbaError):
     """Case enrichment could not run: a bad enrichment profile
     (``details["key"]`` names the key), or an unfinished build that does not
