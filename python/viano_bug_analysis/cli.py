@@ -106,18 +106,13 @@ def read_json_input(
         return parsed.value
     details: dict[str, Any] = {"reason": parsed.code, "offset": parsed.offset}
     if parsed.code == jsonio.NOT_UTF8:
-        details.update(_line_column(data, parsed.offset, b"\n"))
+        details.update(jsonio.line_column(data, parsed.offset, b"\n"))
     elif parsed.code != jsonio.TOO_LARGE:
         # Every other failure is found after the bytes decoded: the offset counts characters.
-        details.update(_line_column(data.decode("utf-8"), parsed.offset, "\n"))
+        details.update(jsonio.line_column(data.decode("utf-8"), parsed.offset))
     where = f" at line {details['line']}, column {details['column']}" if "line" in details else ""
     phrase = parsed.code.replace("_", " ")
     raise error(f"{kind}_invalid", f"the {kind} file is not strict JSON: {phrase}{where}", details)
-
-
-def _line_column(text: Any, offset: int, newline: Any) -> dict[str, int]:
-    line_start = text.rfind(newline, 0, offset) + 1
-    return {"line": text.count(newline, 0, offset) + 1, "column": offset - line_start + 1}
 
 
 def _cmd_query(args: argparse.Namespace) -> int:

@@ -45,7 +45,11 @@ MEANINGS: dict[ExitCode, str] = {
     ExitCode.DAMAGED: "package or stored state fails its integrity checks",
     ExitCode.IO_FAILED: "the OS refused to write or read the package (read-only, disk full)",
     ExitCode.BUSY: "another process holds the package; try again later",
-    ExitCode.PROFILE_GAPS: "the database lacks tables or columns the profile uses (profile check)",
+    ExitCode.PROFILE_GAPS: (
+        "the database lacks tables or columns the profile uses (`vba profile check`), or "
+        "`vba case build` could read nothing from the database: every database query was "
+        "refused (the revision is written; its summary's first line says why)"
+    ),
 }
 
 # Every LLM error except a bad configuration or a bad message list comes from

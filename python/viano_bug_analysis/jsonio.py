@@ -173,6 +173,12 @@ def strict_loads(
     return result.value
 
 
+def line_column(text: Any, offset: int, newline: Any = "\n") -> dict[str, int]:
+    """The 1-based line and column of ``offset`` in ``text`` (str, or bytes with b"\n")."""
+    line_start = text.rfind(newline, 0, offset) + 1
+    return {"line": text.count(newline, 0, offset) + 1, "column": offset - line_start + 1}
+
+
 def sha256_hex(data: bytes) -> str:
     """Lowercase hex SHA-256 of ``data``."""
     return hashlib.sha256(data).hexdigest()
@@ -551,6 +557,7 @@ __all__ = [
     "Parsed",
     "canonical_bytes",
     "canonical_sha256",
+    "line_column",
     "sha256_hex",
     "strict_loads",
     "strict_parse",

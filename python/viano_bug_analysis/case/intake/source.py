@@ -88,7 +88,7 @@ def parse_source(data: bytes, *, stem: str | None = None, suffix: str = "") -> R
         return ReportSource(text=text, stem=stem, is_json=False)
     parsed = jsonio.strict_parse(text, max_bytes=MAX_FILE_BYTES)
     if isinstance(parsed, jsonio.JsonFailure):
-        where = _line_column(text, parsed.offset)
+        where = jsonio.line_column(text, parsed.offset)
         phrase = parsed.code.replace("_", " ")
         raise invalid(
             "",
@@ -133,11 +133,6 @@ def _not_text(reason: str, phrase: str, offset: int) -> ReportImportError:
         f"the report {phrase} (byte {offset})",
         {"reason": reason, "offset": offset},
     )
-
-
-def _line_column(text: str, offset: int) -> dict[str, int]:
-    line_start = text.rfind("\n", 0, offset) + 1
-    return {"line": text.count("\n", 0, offset) + 1, "column": offset - line_start + 1}
 
 
 __all__ = ["MAX_FILE_BYTES", "ReportSource", "invalid", "parse_source", "read_source", "too_large"]
