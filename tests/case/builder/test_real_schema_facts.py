@@ -235,36 +235,39 @@ def test_profile_check_exits_by_what_the_database_offers(
     assert missing == ([] if database == "cata_world" else ["quest_template"])
 
 
-def test_a_name_without_an_id_gives_candidates_marked_exact_or_contains(
+def test_a_name_without_an_id_is_asked_exactly_and_an_exact_one_is_followed(
     tmp_path: Path, mariadb: TestDatabase, source_repo: tuple[Path, str]
 ) -> None:
     config = _config(tmp_path, mariadb, source_repo, "cata_world")
     with ProjectResearch(load_config(config)) as inner:
         built = CaseBuilder(
-            case_spec(tmp_path / "inputs", text='"Keg Run" does not start at [Keg Master Bruni].'),
+            case_spec(
+                tmp_path / "inputs",
+                text='"Keg Run" does not start at Keg Master Bruni, nor at [keg master bruni].',
+            ),
             tmp_path / "package",
             profile=_profile("cata_world"),
             project_research=CountingResearch(inner),
             research_origin=research_origin(load_config(config)),
         ).build()
-    matches = {
-        (f["entity_type"], f["entity_id"]): f
-        for f in built.facts
-        if f["kind"] == "project_name_match"
-    }
-    assert matches[("quest", 91001)]["match"] == "contains"
-    assert matches[("creature", 91010)]["match"] == "exact"
-    assert all(f["candidate"] is True for f in matches.values())
-    creature = matches[("creature", 91010)]
-    document = orjson.loads(
-        (tmp_path / "package" / creature["name_provenance"]["capture_path"]).read_bytes()
-    )
-    assert resolve_pointer(document, creature["name_provenance"]["pointer"]) == "Keg Master Bruni"
-    # A candidate is not an entity fact and nothing is followed from it.
+    matches = {f["name"].casefold(): f for f in built.facts if f["kind"] == "project_name_match"}
+    # "Keg Run" is only part of a title: no exact name, no candidate.
+    assert "keg run" not in matches
+    creature = matches["keg master bruni"]
+    assert [(m["entity_type"], m["entity_id"]) for m in creature["matches"]] == [
+        ("creature", 91010)
+    ]
+    assert creature["followed"] is True and creature["candidate"] is True
+    provenance = creature["matches"][0]["provenance"]
+    document = orjson.loads((tmp_path / "package" / provenance["capture_path"]).read_bytes())
+    assert resolve_pointer(document, provenance["pointer"]) == "Keg Master Bruni"
+    # An exact name of one entity is enriched like a mention of it.
     entities = {
         (f["entity_type"], f["entity_id"]) for f in built.facts if f["kind"] == "project_entity"
     }
-    assert not entities & {("quest", 91001), ("creature", 91010)}
+    assert ("creature", 91010) in entities
+    [summary] = [f for f in built.facts if f["kind"] == "case_name_candidates"]
+    assert "Keg Run" in summary["not_found"]
 
 
 def test_an_id_in_cpp_counts_only_as_a_constant_of_its_type_prefix(
