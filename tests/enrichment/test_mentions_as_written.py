@@ -233,3 +233,8 @@ def test_a_hostile_report_stays_bounded() -> None:
     assert len(found.untyped) <= bound * len(profile.mentions.untyped)
     assert found.dropped["mentions"] > 0
     assert found.dropped["untyped"] > 0
+
+
+def test_template_headings_and_bold_labels_are_not_names() -> None:
+    text = "### Current Behaviour\nbroken\n**Current behaviour:** broken\n**Sassy Hardwrench**"
+    assert _names(text) == ["Sassy Hardwrench"]

@@ -80,6 +80,7 @@ class Extraction:
 
 MAX_NAME_CHARS = 100
 _DIGITS = re.compile(r"\d{1,10}(?![0-9])")
+_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 
 
 def extract(
@@ -248,7 +249,8 @@ class _ReportText:
                     where = self._where(pointer, line, match.start(1))
                     self._name(name, rule.entity_types, where, rule)
         phrases = self._rules.names
-        if phrases is None:
+        if phrases is None or _HEADING.match(line.text):
+            # A heading of the tracker's template ("### Current Behaviour") names nothing.
             return
         blank = report_text.blank_out(line.text, report_text.not_a_name(line))
         for offset, name in names.phrases(blank, phrases):

@@ -45,7 +45,10 @@ def phrases(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]]:
 def _enclosed(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]]:
     for match in _ENCLOSED.finditer(line):
         group = next(g for g in range(1, 5) if match.group(g) is not None)
-        name = " ".join(match.group(group).split()).strip(" ,:!-")
+        inside = match.group(group).rstrip()
+        if group == 4 and inside.endswith(":"):
+            continue  # "**Current behaviour:**" labels an answer
+        name = " ".join(inside.split()).strip(" ,:!-")
         if _fits(name, rules):
             yield match.start(group), name
 
@@ -117,9 +120,14 @@ def _candidates(
     variants = [run]
     if at_sentence_start:
         # The first word of a sentence is capitalized anyway: "Kill Hot Rod".
+        # A lone word is left over only behind a connector ("Go to Orgrimmar"):
+        # in "Sassy Hardwrench" the first word belongs to the name.
         rest = run[1:]
+        behind_connector = bool(rest) and rest[0][1].islower()
         while rest and rest[0][1].islower():
             rest = rest[1:]
+        if len(rest) < 2 and not behind_connector:
+            rest = []
         variants = [rest] if len(run) == 1 else [run, rest]
     for words in variants:
         if not words or len(words) > rules.max_words or _NUMBER.fullmatch(words[0][1]):
