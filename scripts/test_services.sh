@@ -4,8 +4,8 @@
 #   scripts/test_services.sh start   install MariaDB if missing, start a fresh
 #                                    server on a free port, load the fixture
 #                                    world DBs (cata_world, cata_world_noquest,
-#                                    vba_fixture_types, cata_private), write
-#                                    the env file
+#                                    world, vba_fixture_types, cata_private),
+#                                    write the env file
 #   scripts/test_services.sh stop    stop that server, delete its directory
 #   scripts/test_services.sh browser install Debian's chromium if missing and
 #                                    print the path of its executable (the
@@ -25,6 +25,8 @@ PYTHON=${PYTHON:-python3}
 FIXTURE=tests/fixtures/world_db.sql
 # cata_world without quest_template, copied from cata_world: load it second.
 FIXTURE_NOQUEST=tests/fixtures/world_db_noquest.sql
+# cata_world under TrinityCore's default name `world`, copied the same way.
+FIXTURE_DEFAULT_NAME=tests/fixtures/world_db_default_name.sql
 
 log() { echo "test_services: $*" >&2; }
 
@@ -107,10 +109,11 @@ start() {
         # Short and unique: the unix socket path must stay below ~100 bytes.
         dir=$(mktemp -d "service-data/test-world-db/run-XXXXXX")
         if "$PYTHON" scripts/dev_world_db.py init --directory "$dir" --port "$port" \
-                --database cata_world --database cata_world_noquest \
+                --database cata_world --database cata_world_noquest --database world \
                 --database vba_fixture_types --database cata_private >&2 \
             && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE" >&2 \
-            && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE_NOQUEST" >&2
+            && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE_NOQUEST" >&2 \
+            && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE_DEFAULT_NAME" >&2
         then
             mkdir -p "$(dirname "$ENV_FILE")"
             {

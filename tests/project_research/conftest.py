@@ -23,6 +23,8 @@ from viano_bug_analysis.project_research.mariadb_source import MariaDbSource
 WORLD_DATABASE = "cata_world"
 # The same world without quest_template (tests/fixtures/world_db_noquest.sql).
 NOQUEST_DATABASE = "cata_world_noquest"
+# The same world under TrinityCore's default name (tests/fixtures/world_db_default_name.sql).
+DEFAULT_NAME_DATABASE = "world"
 # Not a world database: one table with a column of every awkward type.
 TYPES_DATABASE = "vba_fixture_types"
 WORLD_TABLES = (
@@ -36,6 +38,11 @@ WORLD_TABLES = (
     "smart_scripts",
     "spell_script_names",
     "conditions",
+    "creature",
+    "gameobject",
+    "quest_template_locale",
+    "creature_template_locale",
+    "gameobject_template_locale",
 )
 ALLOW: Mapping[str, Sequence[str]] = {
     WORLD_DATABASE: WORLD_TABLES,

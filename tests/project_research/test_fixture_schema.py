@@ -18,7 +18,12 @@ from typing import Any
 import pymysql
 import pytest
 
-from tests.project_research.conftest import NOQUEST_DATABASE, WORLD_DATABASE, TestDatabase
+from tests.project_research.conftest import (
+    DEFAULT_NAME_DATABASE,
+    NOQUEST_DATABASE,
+    WORLD_DATABASE,
+    TestDatabase,
+)
 
 COLUMNS_FILE = (
     Path(__file__).resolve().parents[1] / "fixtures" / "trinitycore-434-world-columns.json"
@@ -117,7 +122,7 @@ def drift(expected: dict[str, Any], live: dict[str, Any]) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("database", [WORLD_DATABASE, NOQUEST_DATABASE])
+@pytest.mark.parametrize("database", [WORLD_DATABASE, NOQUEST_DATABASE, DEFAULT_NAME_DATABASE])
 def test_fixture_matches_the_real_column_lists(mariadb: TestDatabase, database: str) -> None:
     assert drift(expected_tables(database), live_schema(mariadb, database)) == []
 
@@ -128,6 +133,32 @@ def test_the_second_database_lacks_only_quest_template(mariadb: TestDatabase) ->
     assert ABSENT_FROM_NOQUEST in world
     assert set(world) - set(noquest) == {ABSENT_FROM_NOQUEST}
     assert set(noquest) - set(world) == set()
+
+
+def test_the_default_name_database_is_the_same_world(mariadb: TestDatabase) -> None:
+    # The bundled profile must work on `world` exactly as on `cata_world`: the
+    # copy holds every table and every row.
+    assert live_schema(mariadb, DEFAULT_NAME_DATABASE) == live_schema(mariadb, WORLD_DATABASE)
+    connection = pymysql.connect(
+        host=mariadb.host,
+        port=mariadb.port,
+        user=mariadb.user,
+        password=mariadb.password,
+        charset="utf8mb4",
+    )
+    try:
+        with connection.cursor() as cursor:
+            counts = []
+            for database in (WORLD_DATABASE, DEFAULT_NAME_DATABASE):
+                cursor.execute(
+                    f"SELECT (SELECT COUNT(*) FROM `{database}`.creature_template),"
+                    f" (SELECT COUNT(*) FROM `{database}`.quest_template),"
+                    f" (SELECT COUNT(*) FROM `{database}`.creature)"
+                )
+                counts.append(cursor.fetchone())
+    finally:
+        connection.close()
+    assert counts[0] == counts[1]
 
 
 def test_the_real_schema_has_no_item_template() -> None:

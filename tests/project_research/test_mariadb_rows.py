@@ -15,6 +15,7 @@ pytestmark = pytest.mark.integration
 
 GENERATED = 1500  # creature_template entries 200000-201499
 HANDWRITTEN = 32  # entries 90000-90031 (90003/90004 are not creatures), 91010, 91011
+CORPUS = 20  # the corpus world: entries 92100-92118 and 92500 (tests/corpus)
 
 
 def rows(
@@ -147,7 +148,7 @@ def test_comparison_operators(
 
 def test_ne_includes_null_and_complements_eq(source: MariaDbSource) -> None:
     total = count(source, "creature_template")
-    assert total == GENERATED + HANDWRITTEN
+    assert total == GENERATED + HANDWRITTEN + CORPUS
     eq = count(source, "creature_template", f("subname", "eq", "Innkeeper"))
     ne = count(source, "creature_template", f("subname", "ne", "Innkeeper"))
     nulls = count(source, "creature_template", f("subname", "eq", None))
@@ -198,7 +199,7 @@ def test_string_comparison_follows_the_column_collation(source: MariaDbSource) -
         ("Sir_", [90011]),  # not "Sir Reginald": `_` is no wildcard
         ("\\", [90014]),
         ("\\%", [90014]),
-        ("'", [90013, 90030]),
+        ("'", [90013, 90030, 92103]),
         ('"', [90013]),
         ("O'Malley's \"Big\"", [90013]),
         ("'); DROP TABLE creature_template; --", [90030]),
@@ -424,7 +425,7 @@ def test_table_without_primary_key_orders_by_all_columns(source: MariaDbSource) 
     assert result["order"] == "all_columns"
     pairs = [(row["ScriptName"], row["spell_id"]) for row in result["rows"]]
     assert pairs == sorted(pairs, key=lambda pair: (pair[0].lower(), pair[1]))
-    assert len(pairs) == 13
+    assert len(pairs) == 15
     # Paging over it is stable too.
     first = rows(source, "spell_script_names", ["ScriptName", "spell_id"], limit=5)
     second = rows(source, "spell_script_names", ["ScriptName", "spell_id"], offset=5, limit=100)
@@ -438,7 +439,7 @@ def test_count_matches_rows(source: MariaDbSource) -> None:
         "database": "cata_world",
         "table": "quest_template",
         "filters": [],
-        "count": 17,
+        "count": 39,
     }
 
 
@@ -447,18 +448,19 @@ def test_count_matches_rows(source: MariaDbSource) -> None:
 
 def test_tables(source: MariaDbSource) -> None:
     everything = source.tables(name_contains=None, database=None, offset=0, limit=100)
-    assert everything["total"] == 11 and everything["missing"] == []
+    assert everything["total"] == 16 and everything["missing"] == []
     assert [t["table"] for t in everything["tables"]] == sorted(
         ["creature_template", "quest_template", "quest_template_addon", "item_script_names",
          "item_template_addon", "creature_queststarter", "creature_questender", "smart_scripts",
-         "spell_script_names", "conditions", "world_meta"]
+         "spell_script_names", "conditions", "creature", "gameobject", "quest_template_locale",
+         "creature_template_locale", "gameobject_template_locale", "world_meta"]
     )  # fmt: skip
     quests = source.tables(name_contains="QUEST", database="cata_world", offset=1, limit=2)
     assert quests["tables"] == [
         {"database": "cata_world", "table": "creature_queststarter"},
         {"database": "cata_world", "table": "quest_template"},
     ]
-    assert quests["total"] == 4 and quests["truncated"] is True and quests["next_offset"] == 3
+    assert quests["total"] == 5 and quests["truncated"] is True and quests["next_offset"] == 3
     assert source.tables(name_contains="nothing", database=None, offset=0, limit=5)["tables"] == []
 
 
