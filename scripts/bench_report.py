@@ -47,6 +47,12 @@ def render(data: dict) -> str:
                 f"| {name}{marker} | {median * 1000:.2f} ms | {median / ref_median:.2f}x"
                 f" | {bench['stats']['rounds']} |"
             )
+        for bench in benches:
+            figures = bench.get("extra_info", {}).get("figures")
+            if figures:
+                name = bench["name"].removeprefix("test_")
+                shown = ", ".join(f"{key} {value}" for key, value in figures.items())
+                lines += ["", f"{name}: {shown}"]
         lines.append("")
     return "\n".join(lines)
 

@@ -89,6 +89,10 @@ class InResearch:
     def __call__(self, query: Mapping[str, Any]) -> StepOutcome:
         self.asked.append(dict(query))
         digest = hashlib.sha256(orjson.dumps(query, option=orjson.OPT_SORT_KEYS)).hexdigest()
+        if query["kind"].startswith("source."):
+            result = {"matches": [], "complete": True, "total": 0}
+            found = SimpleNamespace(sha256=digest, result={"result": result}, origin={})
+            return StepOutcome(len(self.asked), digest, found, None, False)  # type: ignore[arg-type]
         table = query["table"]
         if table in self.refused:
             return StepOutcome(len(self.asked), digest, None, self.refused[table], False)
@@ -209,3 +213,25 @@ def test_every_database_query_refused_is_said_in_one_fact() -> None:
     facts, _ = _enrich("ID: 34840", refused=refused)
     [fact] = [f for f in facts if f.get("reason") == "database_unreadable"]
     assert fact["codes"] == {"table_not_allowed": fact["count"]}
+
+
+def test_a_hostile_report_stays_within_max_queries_with_one_query_per_candidate_column() -> None:
+    from viano_bug_analysis.enrichment import vcore_profile
+
+    profile = vcore_profile()
+    line = " ".join(f"quest {n} Hot Rod{n % 9} Keg Master (ID: {n}) guid {n}" for n in range(2000))
+    text = (line + "\n") * 50  # about 1 MB, 100,000 numbers
+    found = extract(profile, {"title": "t", "text": text}, [])
+    research = InResearch()
+    run = Enricher(profile, research, capture_path=lambda s: s).run(found)
+    assert len(run.queries) <= profile.limits.max_queries
+    candidate_queries = [q for q in run.queries if q["purpose"]["kind"] == "candidate_lookup"]
+    id_tables = {
+        (t, c)
+        for rule in profile.mentions.untyped
+        for e in rule.entity_types
+        for t, c in profile.entities[e].id_tables()
+    }
+    assert len(candidate_queries) <= len(id_tables) + len(profile.name_columns())
+    dropped = {f["what"]: f["count"] for f in run.facts if f.get("reason") == "candidates_dropped"}
+    assert dropped["mentions"] > 0 and dropped["untyped"] > 0

@@ -79,6 +79,18 @@ def needs(profile: EnrichmentProfile) -> dict[str, _Need]:
             need(entity.table).add(
                 f"entities.{entity.entity_type}", LOOKS_UP, entity.columns, [entity.column]
             )
+        for table, column in entity.exists_in:
+            need(table).add(
+                f"entities.{entity.entity_type}.exists_in", READS, [column], [column], [column]
+            )
+    for name in profile.mentions.name_tables:
+        need(name.table).add(
+            f"mentions.name_tables {name.table}.{name.column}",
+            READS,
+            [name.id_column, name.column],
+            [name.id_column],
+            [name.column],
+        )
     for text in profile.texts:
         need(text.table).add(
             f"texts {text.table}.{text.column}", READS, [text.column], keys=[text.column]

@@ -63,7 +63,11 @@ class ResearchSetup:
 
 @pytest.fixture(scope="session")
 def source_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    repo = tmp_path_factory.mktemp("vcore-src")
+    return build_source_repo(tmp_path_factory.mktemp("vcore-src"))
+
+
+def build_source_repo(repo: Path) -> tuple[Path, str]:
+    """A git repository of the BUG-20 sample sources and the fixture's scripts: (path, commit)."""
     shutil.copytree(SAMPLE_SOURCES, repo, dirs_exist_ok=True)
     spells = repo / "src" / "server" / "scripts" / "Spells"
     spells.mkdir(parents=True)

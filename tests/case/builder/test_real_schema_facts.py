@@ -381,7 +381,7 @@ def test_vba_case_build_warns_once_and_its_summary_names_the_missing_table(
         next(line for line in coverage if "query_refused" in line)
     ]
     assert any(
-        line.endswith("coverage: query_refused table_not_found: quest_template (3 queries)")
+        line.endswith("coverage: query_refused table_not_found: quest_template (4 queries)")
         for line in coverage
     )
     # Values meaning "no reference": one line per table, each column with its row count,
