@@ -180,6 +180,7 @@ CROSS_CUTTING_TEST_FOLDERS = {
     "cli": "the command line (cli.py and the exit-code table) as a user meets it",
     "native": "the Rust extension viano_bug_analysis._native",
     "fixtures": "data files (the fixture world database), no tests",
+    "corpus": "tracker reports and what each names, with the corpus's own self-check",
 }
 
 
