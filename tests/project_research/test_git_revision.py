@@ -66,9 +66,7 @@ def test_each_relation_counts_what_git_counts(
     assert answer["origin"] == {"kind": "git", "url": URL, "commit": pinned_commit}
 
 
-def test_a_commit_without_common_history_is_unrelated(
-    history: HistoryRepo, tmp_path: Path
-) -> None:
+def test_a_commit_without_common_history_is_unrelated(history: HistoryRepo, tmp_path: Path) -> None:
     result = ask(history, tmp_path, history.commits["o1"])["result"]
     assert result["relation"] == "unrelated"
     assert result["merge_bases"] == []
