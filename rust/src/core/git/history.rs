@@ -230,7 +230,7 @@ pub fn relate(
     let mut steps = 0u64;
     while walk.goes_on() {
         steps += 1;
-        if steps % 256 == 0 {
+        if steps.is_multiple_of(256) {
             check_deadline(deadline)?;
         }
         let Some((_, _, at)) = walk.queue.pop() else {
