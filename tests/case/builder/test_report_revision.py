@@ -29,6 +29,7 @@ from viano_bug_analysis.case import load_package
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.enrichment import research_origin, summarize, vcore_profile
 from viano_bug_analysis.enrichment.summary import summarize_all
+from viano_bug_analysis.exit_codes import ExitCode
 from viano_bug_analysis.investigation.project_context import LABELS, project_prompt_context
 from viano_bug_analysis.project_research import ProjectResearch, load_config, query_sha256
 
@@ -224,9 +225,11 @@ def test_at_report_revision_pins_source_research_to_the_reports_commit(
 ) -> None:
     c2, configured = history.commits["c2"], history.commits["M"]
     done, args = pinned_build(tmp_path, history, {"revision": {"commit": c2[:7]}})
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[3].strip().startswith("[P")
-    assert "report revision" in done.stdout.splitlines()[3]
+    # No database is configured: every database query is refused, which is exit 8
+    # (the source side is what this test is about).
+    assert done.returncode == ExitCode.PROFILE_GAPS, done.stderr
+    facts = [line.strip() for line in done.stdout.splitlines() if line.startswith("  [")]
+    assert facts[0].startswith("[P") and " report revision " in facts[0]
     package = load_package(tmp_path / "pkg")
     index_ref = package.case["project_research"]["index"]["path"]
     index = orjson.loads((package.path / index_ref).read_bytes())
@@ -249,7 +252,7 @@ def test_at_report_revision_pins_source_research_to_the_reports_commit(
     } <= {c2}
     # The same options again: nothing changes.
     again = vba(*args, "--at-report-revision")
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == ExitCode.PROFILE_GAPS, again.stderr
     assert "revision 1 unchanged (same inputs)" in again.stdout
     # Without the option the research origin differs: a new revision.
     plain = vba(*args)
