@@ -8,8 +8,8 @@
                     [--include-pull-requests] [--force] [--json]
                                                 a tracker issue (JSON or Markdown) as a case spec
     vba case create SPEC.json OUT_DIR [--json]  build a case package from a spec
-    vba case build SPEC.json PACKAGE [--project-config C | --no-research] [--profile P]
-                                                build or extend a case revision, enriched
+    vba case build SPEC.json PACKAGE [--project-config C [--at-report-revision] | --no-research]
+                   [--profile P]                build or extend a case revision, enriched
     vba case verify PACKAGE [--json]            check a package's hashes (read-only)
     vba research --config C --query Q.json      answer one live project query
     vba interpret PACKAGE --config C [--profile P]
@@ -378,6 +378,12 @@ def _parser() -> argparse.ArgumentParser:
         "--no-research",
         action="store_true",
         help="build without enrichment even though the last revision was enriched",
+    )
+    build.add_argument(
+        "--at-report-revision",
+        action="store_true",
+        help="read the source at the commit the report names (report.metadata.revision) "
+        "instead of the configured one; the database stays as configured",
     )
     _add_profile(build)
     build.add_argument("--json", action="store_true", help="print the facts as JSON")

@@ -242,6 +242,8 @@ class EnrichmentError(VbaError):
             "profile_missing",
             "profile_unknown",
             "profile_unreadable",
+            "report_revision_missing",
+            "report_revision_unresolved",
             "research_required",
         }
     )

@@ -249,6 +249,8 @@ def rendered_shape(shape: str) -> Any:
     """An operation's argument shape (``"text": string, "limit?": integer``) as a value."""
     shape = re.sub(r'("[^"]*")(?: \| "[^"]*")+', r"\1", shape)  # an enum: its first value
     shape = shape.replace("{name: scalar}", '{"ID": 1}')
+    # The one patterned string no "x" satisfies: a commit ID of hex digits.
+    shape = shape.replace('"revision": string', '"revision": "0123abc"')
     shape = re.sub(r'"([A-Za-z_]+)\?"', r'"\1"', shape)  # an optional name, given
     shape = re.sub(
         r'"[^"]*"|\b(' + "|".join(SHAPE_VALUES) + r")\b",

@@ -183,6 +183,27 @@ class FakeGit:
             "lines": lines,
         }
 
+    def revision(self, *, revision: str) -> dict[str, Any]:
+        """Every revision is the pinned commit's ancestor by 3 commits."""
+        self._record("revision", revision=revision)
+        return {
+            "origin": self.origin,
+            "revision": revision,
+            "pinned_commit": COMMIT,
+            "resolution": "resolved",
+            "commit": revision.ljust(40, "0"),
+            "candidate_count": 1,
+            "candidates": [],
+            "relation": "ancestor",
+            "pinned_only": 3,
+            "reported_only": 0,
+            "merge_bases": [revision.ljust(40, "0")],
+            "commits_visited": 4,
+            "walk_limit": 1000,
+            "complete": True,
+            "incomplete_reason": None,
+        }
+
     def close(self) -> None:
         self.closed = True
 

@@ -87,6 +87,10 @@ VALID: dict[str, list[dict[str, Any]]] = {
         },
         {"kind": "source.read", "path": "a.cpp", "start_line": 7, "end_line": 7},
     ],
+    "source.revision": [
+        {"kind": "source.revision", "revision": "0123abc"},
+        {"kind": "source.revision", "revision": "0123456789abcdef0123456789abcdef01234567"},
+    ],
     "database.tables": [
         {"kind": "database.tables", "offset": 0, "limit": 50},
         {
@@ -185,6 +189,7 @@ COUNT = VALID["database.count"][0]
 FILES = VALID["source.files"][0]
 SQL = VALID["source.schema"][0]
 REG = VALID["source.registration"][0]
+REV = VALID["source.revision"][0]
 
 INVALID: list[tuple[str, Any, str, str]] = [
     # (id, query, code, path)
@@ -222,6 +227,15 @@ INVALID: list[tuple[str, Any, str, str]] = [
     ("read: no path", field(READ, path=...), "query_invalid", "/path"),
     ("read: line zero", field(READ, start_line=0), "query_invalid", "/start_line"),
     ("read: paging", field(READ, offset=0), "unknown_field", "/offset"),
+    ("revision: too short", field(REV, revision="0123ab"), "query_invalid", "/revision"),
+    ("revision: too long", field(REV, revision="0" * 41), "query_invalid", "/revision"),
+    ("revision: upper case", field(REV, revision="0123ABC"), "query_invalid", "/revision"),
+    ("revision: not hex", field(REV, revision="main~1x"), "query_invalid", "/revision"),
+    ("revision: a ref", field(REV, revision="HEAD"), "query_invalid", "/revision"),
+    ("revision: option", field(REV, revision="--all"), "query_invalid", "/revision"),
+    ("revision: missing", field(REV, revision=...), "query_invalid", "/revision"),
+    ("revision: number", field(REV, revision=1234567), "query_invalid", "/revision"),
+    ("revision: paging", field(REV, offset=0), "unknown_field", "/offset"),
     ("tables: bad database", field(TABLES, database="a.b"), "query_invalid", "/database"),
     ("tables: pattern", field(TABLES, name_contains="%"), "query_invalid", "/name_contains"),
     ("schema: no table", field(SCHEMA_Q, table=...), "query_invalid", "/table"),

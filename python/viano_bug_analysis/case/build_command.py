@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import ExitStack
 from typing import Any, TextIO
 
 import orjson
 
 from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.case.inputs import check_spec, read_spec
+from viano_bug_analysis.case.report_revision import RevisionPin, pin_to_report_revision
 from viano_bug_analysis.enrichment import research_origin, summarize
 from viano_bug_analysis.enrichment.origin import query_database
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.enrichment.profile_check import check_profile, lines, warnings
 from viano_bug_analysis.enrichment.summary import counts, summarize_all
-from viano_bug_analysis.errors import VbaError
+from viano_bug_analysis.errors import EnrichmentError, VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
 from viano_bug_analysis.project_research import ProjectResearch, load_config
@@ -51,9 +54,22 @@ def run_build(args: argparse.Namespace) -> int:
     # rules are used here, so a bad --profile fails the same way everywhere.
     profile = load_profile(args.profile).enrichment
     try:
+        at_report_revision = getattr(args, "at_report_revision", False)
+        if at_report_revision and not args.project_config:
+            raise EnrichmentError(
+                "research_required",
+                "--at-report-revision pins source research: give its configuration "
+                "(--project-config)",
+                {"option": "--at-report-revision"},
+            )
         if args.project_config:
             config = load_config(args.project_config)
-            with ProjectResearch(config) as research:
+            with ExitStack() as stack:
+                research = stack.enter_context(ProjectResearch(config))
+                pin: RevisionPin | None = None
+                if at_report_revision:
+                    config, pin = _pinned(args, config, research)
+                    research = stack.enter_context(ProjectResearch(config))
                 # Once, before any lookup: what the profile cannot reach in this
                 # database, so an empty enrichment is not mistaken for a finding.
                 # (The CaseBuilder resolves the profile's column alternatives itself.)
@@ -68,6 +84,7 @@ def run_build(args: argparse.Namespace) -> int:
                     project_research=research,
                     research_origin=research_origin(config),
                     progress=progress,
+                    revision_pin=pin,
                 ).build()
         else:
             built = CaseBuilder(
@@ -134,6 +151,15 @@ def _database_unreadable(facts: list[dict[str, Any]]) -> str | None:
                 "([database] name, [database.allow]) with `vba profile check`"
             )
     return None
+
+
+def _pinned(
+    args: argparse.Namespace, config: ResearchConfig, research: ProjectResearch
+) -> tuple[ResearchConfig, RevisionPin]:
+    """``--at-report-revision``: the configuration at the spec's reported commit."""
+    spec, _ = read_spec(args.spec, None)
+    check_spec(spec)  # a bad spec fails as it would in the build
+    return pin_to_report_revision(spec["report"], config, research)
 
 
 def run_profile_check(args: argparse.Namespace) -> int:

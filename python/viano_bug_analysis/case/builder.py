@@ -50,6 +50,11 @@ from viano_bug_analysis.case.package import (
     load_package,
     verify_attachment,
 )
+from viano_bug_analysis.case.report_revision import (
+    PinnedResearch,
+    RevisionPin,
+    journaled_revision_step,
+)
 from viano_bug_analysis.durable import PackageLayout, create_package_root, relative
 from viano_bug_analysis.enrichment.engine import Enricher
 from viano_bug_analysis.enrichment.extract import (
@@ -100,6 +105,7 @@ class CaseBuilder:
         progress: Progress | None = None,
         after_step: BuildHook | None = None,
         without_research: bool = False,
+        revision_pin: RevisionPin | None = None,
     ) -> None:
         """``research_origin`` identifies what ProjectResearch reads (git URL and
         commit, database snapshot IDs); it is part of a revision's identity, so a
@@ -108,7 +114,10 @@ class CaseBuilder:
 
         A package whose last revision was enriched is not rebuilt without
         ``project_research`` (``research_required``: the new revision would have
-        no facts) unless ``without_research`` says that is what is wanted."""
+        no facts) unless ``without_research`` says that is what is wanted.
+
+        ``revision_pin`` (``--at-report-revision``): ``research_origin`` names the
+        report's commit; the reported-revision step asks at the configured one."""
         if project_research is not None and profile is None:
             raise EnrichmentError(
                 "profile_missing", "enrichment needs an enrichment profile", {"key": ""}
@@ -126,6 +135,7 @@ class CaseBuilder:
         self._progress = progress or (lambda _text: None)
         self._hook = after_step or (lambda _point: None)
         self._without_research = without_research
+        self._pin = revision_pin
         self._layout = PackageLayout(self._root)
         self._files = self._layout.files
         self._hypotheses: list[dict[str, Any]] = self._spec["hypotheses"]
@@ -348,8 +358,19 @@ class CaseBuilder:
         self._progress("reading entity mentions")
         found = extract(self._profile, case["report"], self._member_lines(case["source_context"]))
         mentions = found.mentions
-        journal = StepJournal(self._layout, research_rel, self._research, hook=self._hook)
+        research = self._research
+        if self._pin is not None:
+            research = PinnedResearch(research, self._pin)
+        journal = StepJournal(self._layout, research_rel, research, hook=self._hook)
         captures_rel = (research_rel / "captures").as_posix()
+        # First, so that its step number does not depend on the enrichment's.
+        reported = journaled_revision_step(
+            journal.run,
+            case["report"],
+            self._origin,
+            self._pin,
+            capture_path=lambda sha: f"{captures_rel}/{sha}.json",
+        )
         # Column names of this database's schema era, resolved here for every
         # caller: the schema answers are journaled steps like any other query,
         # so a resumed build replays them and resolves the same way.
@@ -365,6 +386,8 @@ class CaseBuilder:
         )
         run = enricher.run(found)
         journal.finished_cleanly()
+        facts = run.facts + reported.facts(len(run.facts) + 1)
+        queries = reported.queries + resolution + run.queries
         index = {
             "format": INDEX_FORMAT,
             "format_version": 1,
@@ -373,13 +396,13 @@ class CaseBuilder:
             "profile": {"name": self._profile.name, "sha256": self._profile.sha256},
             "research_origin": self._origin,
             "mentions": [_mention_view(m) for m in mentions],
-            "queries": resolution + run.queries,
-            "facts": run.facts,
+            "queries": queries,
+            "facts": facts,
         }
         data = _compact(index)
         self._files.write_once(index_rel, data)
         self._hook("index-written")
-        return index_rel, sha256_hex(data), run.facts, resolution + run.queries, journal.asked
+        return index_rel, sha256_hex(data), facts, queries, journal.asked
 
     def _member_lines(self, source_context: list[dict[str, Any]]) -> Iterator[MemberLines]:
         for entry in source_context:

@@ -149,7 +149,9 @@ class _Compact:
             self._fill_not_followed(item, table, ignored)
         for group in groups.values():
             items.append(_Item(group.labels, _group_text(group)))
-        items.sort(key=lambda item: min(_number(label) for label in item.labels))
+        # The reported revision frames every other line: it comes first.
+        revision = {f["fact_id"] for f in self.facts if f["kind"] == "report_revision"}
+        items.sort(key=lambda item: (not item.labels & revision, min(map(_number, item.labels))))
         return [f"[{_labels(item.labels)}] {item.text}" for item in items]
 
     # -- lines ------------------------------------------------------------------------
@@ -366,6 +368,12 @@ def summarize_all(facts: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def _line(fact: Mapping[str, Any], by_id: Facts) -> str | None:
     kind = fact["kind"]
+    if kind == "report_revision":
+        # The statement words the relation (case/report_revision.py).
+        commit = f" = {fact['commit'][:12]}…" if fact.get("commit") else ""
+        return f"report revision {fact.get('reported') or '(no commit ID)'}{commit}: " + str(
+            fact["statement"]
+        )
     if kind == "case_mention":
         return f"mentioned: {_entity(fact)} ({_place(fact['where'])})"
     if kind == "project_entity":

@@ -40,6 +40,8 @@ LABELS = {
     "pinned commit",
     "project_empty_result": "finding about one table or search only",
     "project_context_coverage": "coverage: what the enrichment did not read",
+    "report_revision": "the commit the report was filed against, related to the commit "
+    "the project source was read at; not a cause",
 }
 
 
@@ -91,7 +93,11 @@ def project_prompt_context(package: CasePackage) -> dict[str, Any] | None:
 def _prompt_view(fact: Mapping[str, Any]) -> dict[str, Any]:
     # Boilerplate statements are carried by the label; empty results and
     # coverage keep theirs, because the statement is the finding.
-    keep_statement = fact["kind"] in {"project_empty_result", "project_context_coverage"}
+    keep_statement = fact["kind"] in {
+        "project_empty_result",
+        "project_context_coverage",
+        "report_revision",
+    }
     dropped = {"provenance", "name_provenance", "purpose"} | (
         set() if keep_statement else {"statement"}
     )

@@ -71,6 +71,8 @@ TREE_ENTRY_LIMIT = 1_000_000
 MAX_TEXT_CHARS = 1024
 MAX_SYMBOL_CHARS = 256
 MAX_OFFSET = 2**31 - 1
+REVISION_CANDIDATES_LISTED = 10
+"""Most commits an ambiguous abbreviated ID names in its answer (all are counted)."""
 
 
 REGISTRATION_NOTE = (
@@ -79,6 +81,7 @@ REGISTRATION_NOTE = (
 )
 
 _COMMIT = re.compile(r"[0-9a-fA-F]{40}")
+_REVISION = re.compile(r"[0-9a-f]{7,40}")
 
 # Sources with a persistent cache: the native side writes a search's texts
 # on a background thread, which must finish before the process exits (a
@@ -118,6 +121,7 @@ class GitSource:
         cache_bytes: int = 512 << 20,
         disk_cache: str | os.PathLike[str] | None = None,
         disk_cache_bytes: int = 2 << 30,
+        max_walk_commits: int = 200_000,
     ) -> None:
         if not isinstance(commit, str) or _COMMIT.fullmatch(commit) is None:
             raise ResearchError(
@@ -140,6 +144,7 @@ class GitSource:
         self.max_total_bytes = _positive(max_total_bytes, "max_total_bytes")
         self.max_line_chars = _positive(max_line_chars, "max_line_chars")
         self.max_page = _positive(max_page, "max_page")
+        self.max_walk_commits = _positive(max_walk_commits, "max_walk_commits")
         self.timeout_s = float(timeout_s)
         self.cache_bytes = cache_bytes
         self.disk_cache = None if disk_cache is None else Path(disk_cache)
@@ -306,6 +311,67 @@ class GitSource:
                 {"line": h.line_number, "text": h.text, "text_truncated": h.text_truncated}
                 for h in lines
             ],
+        }
+
+    def revision(self, *, revision: str) -> dict[str, Any]:
+        """The commit an abbreviated ID names in this repository, and how it
+        relates to the pinned commit (``docs/project-research-v1.md``).
+
+        ``relation``: ``same``; ``ancestor`` (the pinned commit reaches it:
+        ``pinned_only`` commits lie between); ``descendant`` (it reaches the
+        pinned commit: ``reported_only``); ``diverged`` (``merge_bases`` and
+        both counts); ``unrelated`` (no common commit); ``ambiguous`` (several
+        commits match: ``candidate_count``, the first ``candidates``);
+        ``not_in_repository``; ``undetermined`` when the walk stopped first
+        (``incomplete_reason``: ``walk_limit`` or ``history_missing``).
+        """
+        if not isinstance(revision, str) or _REVISION.fullmatch(revision) is None:
+            raise _request_error("revision", "not_an_abbreviated_commit_id")
+        deadline = self._deadline()
+        self._listing(deadline)  # opens the repository; the pinned commit must be there
+        assert self._repo is not None
+        commits, count, other_objects = self._repo.resolve_revision(
+            revision, max_listed=REVISION_CANDIDATES_LISTED
+        )
+        answer: dict[str, Any] = {
+            "origin": self.origin,
+            "revision": revision,
+            "pinned_commit": self.commit,
+            "resolution": "resolved",
+            "commit": None,
+            "candidate_count": count,
+            "candidates": commits if count > 1 else [],
+            "other_objects": other_objects,
+            "relation": None,
+            "pinned_only": None,
+            "reported_only": None,
+            "merge_bases": [],
+            "commits_visited": 0,
+            "walk_limit": self.max_walk_commits,
+            "complete": True,
+            "incomplete_reason": None,
+        }
+        if count == 0:
+            resolution = "not_a_commit" if other_objects else "not_found"
+            return {**answer, "resolution": resolution, "relation": "not_in_repository"}
+        if count > 1:
+            return {**answer, "resolution": "ambiguous", "relation": "ambiguous"}
+        relation, pinned_only, reported_only, bases, visited, incomplete = self._repo.relate(
+            commits[0],
+            self.commit,
+            max_commits=self.max_walk_commits,
+            timeout_s=_left(deadline),
+        )
+        return {
+            **answer,
+            "commit": commits[0],
+            "relation": relation,
+            "pinned_only": pinned_only,
+            "reported_only": reported_only,
+            "merge_bases": bases,
+            "commits_visited": visited,
+            "complete": incomplete is None,
+            "incomplete_reason": incomplete,
         }
 
     # --- the shared search ----------------------------------------------

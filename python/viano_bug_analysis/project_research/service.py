@@ -56,6 +56,7 @@ SOURCE_KINDS = (
     "source.registration",
     "source.schema",
     "source.read",
+    "source.revision",
 )
 DATABASE_KINDS = ("database.tables", "database.schema", "database.rows", "database.count")
 KINDS = SOURCE_KINDS + DATABASE_KINDS
@@ -96,6 +97,8 @@ class SourceProvider(Protocol):
     ) -> dict[str, Any]: ...
 
     def read(self, *, path: str, start_line: int, end_line: int) -> dict[str, Any]: ...
+
+    def revision(self, *, revision: str) -> dict[str, Any]: ...
 
 
 class DatabaseProvider(Protocol):
@@ -264,6 +267,9 @@ def coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, A
     is a hit: ``lines_truncated`` counts those without lowering coverage.
     """
     kind = query["kind"]
+    if kind == "source.revision":
+        # Complete unless the walk stopped before the relation was known.
+        return {"complete": result.get("complete") is True}
     if kind in SOURCE_KINDS:
         return _source_coverage(query, result)
     if kind == "database.rows":
@@ -397,6 +403,8 @@ class ProjectResearch:
                 offset=query["offset"],
                 limit=query["limit"],
             )
+        elif kind == "source.revision":
+            result = git.revision(revision=query["revision"])
         else:
             result = git.read(
                 path=query["path"], start_line=query["start_line"], end_line=query["end_line"]

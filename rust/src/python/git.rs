@@ -87,6 +87,50 @@ impl PyGitRepository {
         })
     }
 
+    /// The commits an abbreviated ID (7 to 40 hex digits) names:
+    /// `(commits, commit_count, other_objects)`, at most `max_listed` commits
+    /// named, in ID order.
+    #[pyo3(signature = (revision, *, max_listed))]
+    fn resolve_revision(
+        &self,
+        py: Python<'_>,
+        revision: &str,
+        max_listed: usize,
+    ) -> PyResult<(Vec<String>, usize, usize)> {
+        let store = Arc::clone(&self.store);
+        let found = py.detach(|| store.resolve_revision(revision, max_listed))?;
+        let commits = found.commits.iter().map(ToString::to_string).collect();
+        Ok((commits, found.commit_count, found.other_objects))
+    }
+
+    /// How the commit `reported` relates to `pinned` (full IDs): `(relation,
+    /// pinned_only, reported_only, merge_bases, commits_visited, incomplete)`.
+    #[pyo3(signature = (reported, pinned, *, max_commits, timeout_s))]
+    fn relate(
+        &self,
+        py: Python<'_>,
+        reported: &str,
+        pinned: &str,
+        max_commits: u64,
+        timeout_s: f64,
+    ) -> PyResult<PyRelation> {
+        let deadline = deadline_after(timeout_s)?;
+        let store = Arc::clone(&self.store);
+        let relation = py.detach(|| store.relate(reported, pinned, max_commits, deadline))?;
+        Ok((
+            relation.kind.as_str(),
+            relation.pinned_only,
+            relation.reported_only,
+            relation
+                .merge_bases
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            relation.commits_visited,
+            relation.incomplete.map(|why| why.as_str()),
+        ))
+    }
+
     /// Lower-case hex SHA-256 of each blob's bytes.
     #[pyo3(signature = (blob_ids, *, timeout_s))]
     fn sha256(
@@ -135,6 +179,15 @@ type PyEntry<'py> = (
     Bound<'py, PyAny>,
     &'static str,
     String,
+    u64,
+    Option<&'static str>,
+);
+/// `(relation, pinned_only, reported_only, merge_bases, commits_visited, incomplete)`
+type PyRelation = (
+    &'static str,
+    Option<u64>,
+    Option<u64>,
+    Vec<String>,
     u64,
     Option<&'static str>,
 );

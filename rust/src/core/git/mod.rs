@@ -8,10 +8,12 @@
 //! - `cache`: decoded blobs by blob ID, bounded in memory;
 //! - `disk_cache`: the same, persistent, in files shared between processes
 //!   (`mapped`: the one module that maps a file, and so uses `unsafe`);
+//! - `history`: an abbreviated commit ID resolved, and a reported commit
+//!   related to the pinned one by a bounded merge-base walk;
 //! - `store`: `GitStore`, the opened repository the bindings call.
 //!
 //! Dependencies point one way: `store` → `location`, `cache`, `disk_cache`,
-//! `tree`, `objects`; `cache` and `disk_cache` → `tree` (its `SkipReason`); `tree` → `paths`,
+//! `tree`, `history`, `objects`; `history` → `objects`; `cache` and `disk_cache` → `tree` (its `SkipReason`); `tree` → `paths`,
 //! `objects`; `objects`, `paths` and `location` use no other module here.
 //!
 //! # Why an in-process reader (gix-odb) and not `git cat-file --batch`
@@ -41,6 +43,7 @@
 
 pub mod cache;
 pub mod disk_cache;
+pub mod history;
 pub mod location;
 mod mapped;
 pub mod objects;
@@ -51,11 +54,14 @@ pub mod tree;
 #[cfg(test)]
 mod disk_cache_tests;
 #[cfg(test)]
+mod history_tests;
+#[cfg(test)]
 mod phase_profile;
 #[cfg(test)]
 mod tests;
 
 pub use cache::Content;
+pub use history::{Incomplete, PrefixMatch, Relation, RelationKind};
 pub use objects::{deadline_after, parse_oid};
 pub use paths::path_problem;
 pub use store::{DiskCacheConfig, GitStore, SearchOutcome};

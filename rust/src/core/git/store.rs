@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::cache::{BlobCache, Content};
 use super::disk_cache::{DiskCache, DiskStats, Found, Fresh, RawDigest};
+use super::history::{self, PrefixMatch, Relation};
 use super::location::objects_dir;
 use super::objects::{
     check_deadline, commit_header, parse_oid, read_blob_into, unreadable, Objects,
@@ -114,6 +115,25 @@ impl GitStore {
     pub fn cache_stats(&self) -> (usize, u64) {
         let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         (cache.len(), cache.bytes())
+    }
+
+    /// The commits whose ID starts with `hex` (7 to 40 hex digits), at most
+    /// `max_listed` of them named.
+    pub fn resolve_revision(&self, hex: &str, max_listed: usize) -> CoreResult<PrefixMatch> {
+        history::resolve_prefix(&self.handle(), hex, max_listed)
+    }
+
+    /// How the commit `reported` relates to `pinned` (full 40-hex IDs),
+    /// visiting at most `max_commits` commits.
+    pub fn relate(
+        &self,
+        reported: &str,
+        pinned: &str,
+        max_commits: u64,
+        deadline: Option<Instant>,
+    ) -> CoreResult<Relation> {
+        let (reported, pinned) = (parse_oid(reported)?, parse_oid(pinned)?);
+        history::relate(&self.handle(), &reported, &pinned, max_commits, deadline)
     }
 
     /// Every non-directory entry of the commit's tree (a full 40-hex ID),
