@@ -48,8 +48,12 @@ def expected_keys(expected: Mapping[str, Any]) -> set[Key]:
     return keys
 
 
-def forbidden_keys(expected: Mapping[str, Any]) -> set[Key]:
-    return {(m["entity_type"], int(m["entity_id"])) for m in expected.get("not", [])}
+def forbidden(expected: Mapping[str, Any], found: set[Key]) -> set[Key]:
+    """The found keys a report sets as traps; a trap without a type forbids its number as any."""
+    traps = expected.get("not", [])
+    typed = {(m["entity_type"], int(m["entity_id"])) for m in traps if m["entity_type"]}
+    numbers = {int(m["entity_id"]) for m in traps if not m["entity_type"]}
+    return {key for key in found if key in typed or key[1] in numbers}
 
 
 def found_keys(facts: Iterable[Mapping[str, Any]]) -> set[Key]:

@@ -30,6 +30,7 @@ profile = "p"
 
 [limits]
 candidates_per_query = 3
+candidate_batches = 2
 name_fanout = 2
 
 [entities.quest]
@@ -166,11 +167,13 @@ def test_names_are_asked_exactly_once_per_name_column_the_locale_table_too() -> 
         for q in research.asked
         if q["filters"][0]["operator"] == "in" and isinstance(q["filters"][0]["value"][0], str)
     ]
-    assert sorted(q["table"] for q in name_queries) == [
+    assert {q["table"] for q in name_queries} == {
         "creature_template",
         "quest_template",
         "quest_template_locale",
-    ]
+    }
+    # One query per column and batch of candidates_per_query names.
+    assert all(len(q["filters"][0]["value"]) <= 3 for q in name_queries)
     matches = {f["name"]: f for f in _kind(facts, "project_name_match")}
     assert matches["Hot Rod"]["matches"][0]["entity_id"] == 34840
     assert matches["Hot Rod"]["followed"] is True
@@ -192,9 +195,9 @@ def test_names_that_match_nothing_are_listed_once() -> None:
 
 
 def test_candidates_past_the_bound_are_counted_not_lost() -> None:
-    facts, research = _enrich("id 1, id 2, id 3, id 4, id 5")
+    facts, research = _enrich("id 1, id 2, id 3, id 4, id 5, id 6, id 7, id 8")
     asked = [q["filters"][0]["value"] for q in research.asked if q["table"] == "quest_template"]
-    assert asked == [[1, 2, 3]]
+    assert asked == [[1, 2, 3], [4, 5, 6]]
     [dropped] = [f for f in facts if f.get("reason") == "candidates_dropped"]
     assert dropped["what"] == "untyped" and dropped["count"] == 2
 
@@ -232,6 +235,7 @@ def test_a_hostile_report_stays_within_max_queries_with_one_query_per_candidate_
         for e in rule.entity_types
         for t, c in profile.entities[e].id_tables()
     }
-    assert len(candidate_queries) <= len(id_tables) + len(profile.name_columns())
+    columns = len(id_tables) + len(profile.name_columns())
+    assert len(candidate_queries) <= columns * profile.limits.candidate_batches
     dropped = {f["what"]: f["count"] for f in run.facts if f.get("reason") == "candidates_dropped"}
     assert dropped["mentions"] > 0 and dropped["untyped"] > 0

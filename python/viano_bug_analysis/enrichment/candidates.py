@@ -10,7 +10,8 @@ row is checked again here, ignoring case only, so a collation that also
 ignores accents or trailing blanks never makes a different name an exact one.
 
 A list holds at most ``candidates_per_query`` values (ProjectResearch takes
-100); what a bound leaves out is counted, never silently lost.
+100), and a column is asked in at most ``candidate_batches`` lists; what the
+bounds leave out is counted, never silently lost.
 """
 
 from __future__ import annotations
@@ -43,11 +44,12 @@ def untyped_probes(
     dropped: set[int] = set()
     for entity_type in _ordered_types(t for u in untyped for t in u.entity_types):
         ids = sorted({u.entity_id for u in untyped if entity_type in u.entity_types})
-        kept, rest = _bounded(ids, profile)
+        batches, rest = _batches(ids, profile)
         dropped.update(rest)
         for table, column in profile.entities[entity_type].id_tables():
-            query = _in_query(profile, table, (column,), column, kept)
-            probes.append(Probe(entity_type, table, column, column, tuple(kept), query))
+            for batch in batches:
+                query = _in_query(profile, table, (column,), column, batch)
+                probes.append(Probe(entity_type, table, column, column, tuple(batch), query))
     return probes, len(dropped)
 
 
@@ -67,9 +69,9 @@ def name_probes(
                 wanted.setdefault(named.name.casefold(), named.name)
         if not wanted:
             continue
-        kept, rest = _bounded(sorted(wanted.values(), key=str.casefold), profile)
+        batches, rest = _batches(sorted(wanted.values(), key=str.casefold), profile)
         dropped.update(name.casefold() for name in rest)
-        probes.append(_name_probe(profile, column, kept))
+        probes.extend(_name_probe(profile, column, batch) for batch in batches)
     return probes, unanswerable, len(dropped)
 
 
@@ -111,9 +113,11 @@ def _ordered_types(types: Iterable[str]) -> list[str]:
     return list(seen)
 
 
-def _bounded(values: list[Any], profile: EnrichmentProfile) -> tuple[list[Any], list[Any]]:
-    bound = profile.limits.candidates_per_query
-    return values[:bound], values[bound:]
+def _batches(values: list[Any], profile: EnrichmentProfile) -> tuple[list[list[Any]], list[Any]]:
+    """The IN lists for ``values`` (at most candidate_batches of them) and what is left out."""
+    size, count = profile.limits.candidates_per_query, profile.limits.candidate_batches
+    kept = values[: size * count]
+    return [kept[i : i + size] for i in range(0, len(kept), size)], values[size * count :]
 
 
 def _in_query(

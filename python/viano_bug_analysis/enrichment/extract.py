@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from viano_bug_analysis.enrichment import names, report_text, typed_forms
-from viano_bug_analysis.enrichment.profile import EnrichmentProfile, ExtractRule
+from viano_bug_analysis.enrichment.profile import EnrichmentProfile, ExtractRule, UntypedRule
 
 MAX_ENTITY_ID = 2**32 - 1
 MAX_MEMBER_LINE_CHARS = 4096
@@ -165,7 +165,14 @@ class _ReportText:
 
     def _count(self, rule: object, what: str) -> bool:
         used = self._per_rule.get(rule, 0)
-        if used >= self._profile.limits.mentions_per_rule:
+        # Names all go to one IN list per column: that list's bound is theirs.
+        limits = self._profile.limits
+        bound = (
+            limits.candidates_per_query * limits.candidate_batches
+            if what == "names"
+            else limits.mentions_per_rule
+        )
+        if used >= bound:
             self._found.drop(what)
             return False
         self._per_rule[rule] = used + 1
@@ -218,28 +225,36 @@ class _ReportText:
 
     def _untyped_ids(self, pointer: str, line: report_text.Line, taken: set[int]) -> None:
         ignore = self._rules.ignore_numbers
+        separator = self._rules.list_separator
+        # A number in a URL (an issue, a comment anchor) is the site's, not an entity's.
+        in_urls = [(start, start + len(url)) for start, url in report_text.urls(line.text)]
         for rule in self._rules.untyped:
             for match in rule.pattern.finditer(line.text):
-                offset = match.start(1)
-                entity_id = _entity_id(match.group(1))
-                if entity_id is None or offset in taken:
-                    continue
-                if ignore is not None and ignore.fullmatch(match.group(1)):
-                    continue
                 before = line.text[max(0, match.start() - 48) : match.start()]
                 if rule.not_after is not None and rule.not_after.search(before):
                     continue
                 if rule.after is not None and not rule.after.search(before):
                     continue
-                taken.add(offset)
-                key = (entity_id, rule.entity_types)
-                if key in self._untyped:
-                    continue
-                if not self._count(rule, "untyped"):
-                    continue
-                self._untyped[key] = None
-                where = self._where(pointer, line, offset)
-                self._found.untyped.append(UntypedMention(entity_id, rule.entity_types, where))
+                ids = [(match.start(1), match.group(1))]
+                if rule.list_ids and separator is not None:
+                    ids += [(o, d) for o, d, _ in _listed(line.text, match.end(1), separator)]
+                for offset, digits in ids:
+                    entity_id = _entity_id(digits)
+                    if entity_id is None or offset in taken:
+                        continue
+                    if ignore is not None and ignore.fullmatch(digits):
+                        continue
+                    if any(start <= offset < end for start, end in in_urls):
+                        continue
+                    taken.add(offset)
+                    self._untyped_id(rule, entity_id, self._where(pointer, line, offset))
+
+    def _untyped_id(self, rule: UntypedRule, entity_id: int, where: dict[str, Any]) -> None:
+        key = (entity_id, rule.entity_types)
+        if key in self._untyped or not self._count(rule, "untyped"):
+            return
+        self._untyped[key] = None
+        self._found.untyped.append(UntypedMention(entity_id, rule.entity_types, where))
 
     def _name_phrases(self, pointer: str, line: report_text.Line) -> None:
         for rule in self._profile.names:

@@ -24,7 +24,6 @@ from viano_bug_analysis.enrichment.profile import NamePhrases
 _TOKEN = re.compile(r"\S+")
 _LEADING = "\"'“”‘’([{*_<"
 _TRAILING = "\"'“”‘’)]}*_>,.;:!?"
-_SENTENCE_END = ".!?:"
 _CAP_WORD = re.compile(r"[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*(?:['’]s)?")
 _NUMBER = re.compile(r"\d{1,6}")
 _LIST_MARKER = re.compile(r"(?:\d{1,3}[.)]|[-*+>#]+)")
@@ -40,6 +39,8 @@ def phrases(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]]:
     """(offset, name) candidates of one blanked line, in order; duplicates included."""
     yield from _enclosed(line, rules)
     yield from _title_runs(line, rules)
+    if rules.after_words:
+        yield from _after_type_words(line, rules)
 
 
 def _enclosed(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]]:
@@ -63,8 +64,6 @@ def _fits(name: str, rules: NamePhrases) -> bool:
 
 def _title_runs(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]]:
     run: list[tuple[int, str]] = []
-    run_at_sentence_start = False
-    sentence_start = True
     for index, match in enumerate(_TOKEN.finditer(line)):
         raw = match.group(0)
         if index == 0 and _LIST_MARKER.fullmatch(raw):
@@ -77,22 +76,19 @@ def _title_runs(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]]:
         word = ends
         kind = _kind(word, rules, bool(run))
         if opens and run:
-            yield from _candidates(run, run_at_sentence_start, rules)
+            yield from _candidates(run, rules)
             run = []
         if kind is None:
             if run:
-                yield from _candidates(run, run_at_sentence_start, rules)
+                yield from _candidates(run, rules)
                 run = []
         else:
-            if not run:
-                run_at_sentence_start = sentence_start
             run.append((start, word))
         if closes and run:
-            yield from _candidates(run, run_at_sentence_start, rules)
+            yield from _candidates(run, rules)
             run = []
-        sentence_start = raw.rstrip("\"'”’)*_").endswith(tuple(_SENTENCE_END)) or not word
     if run:
-        yield from _candidates(run, run_at_sentence_start, rules)
+        yield from _candidates(run, rules)
 
 
 def _kind(word: str, rules: NamePhrases, inside: bool) -> str | None:
@@ -110,36 +106,91 @@ def _kind(word: str, rules: NamePhrases, inside: bool) -> str | None:
     return "word"
 
 
-def _candidates(
-    run: list[tuple[int, str]], at_sentence_start: bool, rules: NamePhrases
-) -> Iterator[tuple[int, str]]:
-    while run and (run[-1][1].islower() and run[-1][1].lower() in rules.connectors):
-        run = run[:-1]
-    if not run:
+def _candidates(run: list[tuple[int, str]], rules: NamePhrases) -> Iterator[tuple[int, str]]:
+    """Every name a run of title-case words may hold.
+
+    Connectors join names as often as they sit inside one ("Killing a
+    Vexmoor Ghoul for Return to Vexmoor"), so each stretch from one
+    capitalized word to a later one (up to max_words words) is a candidate,
+    and a lone word when the run is that word (a sentence's first word
+    included: "Scrapfall quest broken") or when it stands behind a connector
+    ("Go to Orgrimmar"). A word alone inside a longer run is no candidate:
+    "Ghoul" is not what "Vexmoor Ghoul" names.
+    """
+    heads = [i for i, (_, word) in enumerate(run) if not _is_connector(word, rules)]
+    heads = [i for i in heads if not _NUMBER.fullmatch(run[i][1])]
+    if not heads:
         return
-    variants = [run]
-    if at_sentence_start:
-        # The first word of a sentence is capitalized anyway: "Kill Hot Rod".
-        # A lone word is left over only behind a connector ("Go to Orgrimmar"):
-        # in "Sassy Hardwrench" the first word belongs to the name.
-        rest = run[1:]
-        behind_connector = bool(rest) and rest[0][1].islower()
-        while rest and rest[0][1].islower():
-            rest = rest[1:]
-        if len(rest) < 2 and not behind_connector:
-            rest = []
-        variants = [rest] if len(run) == 1 else [run, rest]
-    for words in variants:
-        if not words or len(words) > rules.max_words or _NUMBER.fullmatch(words[0][1]):
+    if len(heads) == 1 and all(
+        _is_connector(w, rules) or _NUMBER.fullmatch(w)
+        for i, (_, w) in enumerate(run)
+        if i != heads[0]
+    ):
+        yield from _forms(run[heads[0] : _end_with_numbers(run, heads[0]) + 1], rules)
+        return
+    for first in heads:
+        end = _end_with_numbers(run, first)
+        alone = end + 1 == len(run) or _is_connector(run[end + 1][1], rules)
+        if alone and (first == 0 or _is_connector(run[first - 1][1], rules)):
+            # A word between connectors or the run's ends: "Go to Orgrimmar".
+            yield from _forms(run[first : end + 1], rules)
+        for last in range(first + 1, min(len(run), first + rules.max_words)):
+            if _is_connector(run[last][1], rules):
+                continue
+            if last + 1 < len(run) and _NUMBER.fullmatch(run[last + 1][1]):
+                continue  # the number belongs to the word before it: "Sanitron 500"
+            yield from _forms(run[first : last + 1], rules)
+
+
+def _end_with_numbers(run: list[tuple[int, str]], index: int) -> int:
+    while index + 1 < len(run) and _NUMBER.fullmatch(run[index + 1][1]):
+        index += 1
+    return index
+
+
+def _is_connector(word: str, rules: NamePhrases) -> bool:
+    return word.islower() and word.lower() in rules.connectors
+
+
+def _forms(words: list[tuple[int, str]], rules: NamePhrases) -> Iterator[tuple[int, str]]:
+    if not words or len(words) > rules.max_words:
+        return
+    name = " ".join(w for _, w in words)
+    forms = [name]
+    for suffix in ("'s", "’s"):
+        if name.endswith(suffix):
+            forms.append(name[: -len(suffix)])
+    for form in forms:
+        if rules.min_chars <= len(form) <= 100:
+            yield words[0][0], form
+
+
+def _after_type_words(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]]:
+    """The words after a type word, as written: "the quest decontamination", "квест Доставка …".
+
+    Each prefix of up to max_words words, to the end of the clause, is a
+    candidate: names in languages that capitalize only their first word, or
+    not at all, have no title-case run to find.
+    """
+    tokens = list(_TOKEN.finditer(line))
+    for index, match in enumerate(tokens):
+        if match.group(0).strip(_LEADING + _TRAILING).casefold() not in rules.after_words:
             continue
-        name = " ".join(w for _, w in words)
-        forms = [name]
-        for suffix in ("'s", "’s"):
-            if name.endswith(suffix):
-                forms.append(name[: -len(suffix)])
-        for form in forms:
-            if rules.min_chars <= len(form) <= 100:
-                yield words[0][0], form
+        if match.group(0).rstrip(_TRAILING) != match.group(0):
+            continue  # "… the quest." names nothing after it
+        words: list[tuple[int, str]] = []
+        for following in tokens[index + 1 : index + 1 + rules.max_words]:
+            raw = following.group(0)
+            if raw[0] in _LEADING:
+                break  # quoted and bracketed names are read as such
+            word = raw.rstrip(_TRAILING)
+            if not word or any(bad in word for bad in _BAD_INSIDE):
+                break
+            words.append((following.start(), word))
+            if word != raw:
+                break
+        for end in range(1, len(words) + 1):
+            yield from _forms(words[:end], rules)
 
 
 __all__ = ["phrases"]

@@ -48,6 +48,8 @@ class Limits:
     mentions_per_rule: int = 32
     # Untyped IDs or names asked in one IN list (ProjectResearch takes at most 100).
     candidates_per_query: int = 100
+    # IN lists per table column: candidates past batches * candidates_per_query are dropped.
+    candidate_batches: int = 3
     # An exact name with at most this many entities is followed like a mention.
     name_fanout: int = 3
 
@@ -91,6 +93,7 @@ class UntypedRule:
     entity_types: tuple[str, ...]
     not_after: re.Pattern[str] | None = None  # tested on the 48 characters before the match
     after: re.Pattern[str] | None = None  # must match there (a name beside the number)
+    list_ids: bool = False  # the IDs listed after the match are candidates too
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,7 @@ class NamePhrases:
     min_chars: int = 4
     max_words: int = 6
     connectors: frozenset[str] = frozenset()
+    after_words: frozenset[str] = frozenset()  # casefolded type words a name follows
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,7 +454,11 @@ def _mention_rules(item: Mapping[str, Any], entities: Mapping[str, EntityLookup]
             name: _regex(rule[name], f"{key}.{name}") if name in rule else None
             for name in ("not_after", "after")
         }
-        untyped.append(UntypedRule(compiled, tuple(rule["entity_types"]), **before))
+        untyped.append(
+            UntypedRule(
+                compiled, tuple(rule["entity_types"]), **before, list_ids=rule.get("list", False)
+            )
+        )
     names = item.get("names")
     phrases = None
     if names is not None:
@@ -461,6 +469,7 @@ def _mention_rules(item: Mapping[str, Any], entities: Mapping[str, EntityLookup]
             names.get("min_chars", 4),
             names.get("max_words", 6),
             frozenset(w.lower() for w in names.get("connectors", ())),
+            frozenset(w.casefold() for w in names.get("after_words", ())),
         )
     name_tables = tuple(
         NameColumn(

@@ -17,9 +17,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-# A URL runs to the first blank, quote, angle bracket or closing bracket; a
-# trailing sentence mark is not part of it.
-_URL = re.compile(r"\bhttps?://[^\s<>\"'`()\[\]{}|]+")
+# A URL (with its scheme, or a bare www. host) runs to the first blank,
+# quote, angle bracket or closing bracket; a trailing sentence mark is not
+# part of it.
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'`()\[\]{}|]+")
 _URL_TRAILER = ".,;:!?*_~"
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _INLINE_CODE = re.compile(r"`[^`\n]{1,4096}`")
@@ -27,6 +28,8 @@ _INLINE_CODE = re.compile(r"`[^`\n]{1,4096}`")
 # anything, nor does an image's description.
 _IMAGE = re.compile(r"!\[[^\]\n]{0,1024}\]\([^)\n]{0,4096}\)")
 _LINK_TARGET = re.compile(r"\]\([^)\n]{0,4096}\)")
+# "**Current behaviour:**" labels the answer after it.
+_BOLD_LABEL = re.compile(r"\*\*[^*\n]{1,100}:\*\*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,7 @@ def not_a_name(line: Line) -> list[tuple[int, int]]:
     spans = [(m.start(), m.end()) for m in _INLINE_CODE.finditer(text)]
     spans += [(m.start(), m.end()) for m in _IMAGE.finditer(text)]
     spans += [(m.start(), m.end()) for m in _LINK_TARGET.finditer(text)]
+    spans += [(m.start(), m.end()) for m in _BOLD_LABEL.finditer(text)]
     spans += [(start, start + len(url)) for start, url in urls(text)]
     spans.sort()
     return spans

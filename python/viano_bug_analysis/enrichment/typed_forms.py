@@ -50,7 +50,7 @@ def site_links(line: str, rules: MentionRules) -> Iterator[Found]:
         return
     for start, url in urls(line):
         try:
-            parts = urlsplit(url)
+            parts = urlsplit(url if "://" in url else "http://" + url)
             host = (parts.hostname or "").lower()
         except ValueError:
             continue

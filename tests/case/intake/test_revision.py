@@ -66,3 +66,19 @@ def test_the_first_revision_field_with_a_hash_wins() -> None:
 def test_a_field_that_only_sounds_like_revision_is_not_one() -> None:
     body = "### Steps to reproduce the problem\nabcdef12345\n### TDB version\nabcdef98765"
     assert revision(body) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "commit"),
+    [
+        ("Saw it again.\n\nrev: 59e98629eb1e", "59e98629eb1e"),
+        ("Core: FirelandsProject/firelands-cata@b250899d4fdf", "b250899d4fdf"),
+        ("Client 4.3.4 (15595), core built 2021-05-11 from 0603d8f82e75.", "0603d8f82e75"),
+    ],
+)
+def test_a_hash_on_a_line_that_says_what_it_is(body: str, commit: str) -> None:
+    assert revision(body) == {"commit": commit, "from": "text"}
+
+
+def test_a_hex_word_on_such_a_line_is_no_commit() -> None:
+    assert revision("the build took a decade, the core is faced with bugs") is None
