@@ -239,3 +239,11 @@ def test_a_hostile_report_stays_bounded() -> None:
 def test_template_headings_and_bold_labels_are_not_names() -> None:
     text = "### Current Behaviour\nbroken\n**Current behaviour:** broken\n**Sassy Hardwrench**"
     assert _names(text) == ["Sassy Hardwrench"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["it pulls mobs 20 yards away", "the spell 3 times in a row", "npc 2 seconds later"],
+)
+def test_a_number_with_a_unit_is_a_quantity_not_an_id(text: str) -> None:
+    assert _typed(text) == set()

@@ -216,7 +216,7 @@ class _ReportText:
                     ids += _listed(line.text, match.end(1), separator)
                 for offset, digits, how in ids:
                     entity_id = _entity_id(digits)
-                    if entity_id is None or offset in taken:
+                    if entity_id is None or offset in taken or self._quantity(line, offset, digits):
                         continue
                     taken.add(offset)
                     if self._count(rule, "mentions"):
@@ -246,8 +246,15 @@ class _ReportText:
                         continue
                     if any(start <= offset < end for start, end in in_urls):
                         continue
+                    if self._quantity(line, offset, digits):
+                        continue
                     taken.add(offset)
                     self._untyped_id(rule, entity_id, self._where(pointer, line, offset))
+
+    def _quantity(self, line: report_text.Line, offset: int, digits: str) -> bool:
+        """Whether a unit follows the number: "mobs 20 yards away" names no creature 20."""
+        unit = self._rules.not_before
+        return unit is not None and unit.match(line.text, offset + len(digits)) is not None
 
     def _untyped_id(self, rule: UntypedRule, entity_id: int, where: dict[str, Any]) -> None:
         key = (entity_id, rule.entity_types)

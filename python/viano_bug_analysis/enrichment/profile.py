@@ -123,6 +123,7 @@ class MentionRules:
 
     list_separator: re.Pattern[str] | None = None
     ignore_numbers: re.Pattern[str] | None = None
+    not_before: re.Pattern[str] | None = None  # after an ID's digits: a unit ("10 yards")
     site_types: Mapping[str, str] = dataclasses.field(default_factory=dict)
     sites: tuple[tuple[str, re.Pattern[str]], ...] = ()
     chat_links: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -483,6 +484,7 @@ def _mention_rules(item: Mapping[str, Any], entities: Mapping[str, EntityLookup]
     return MentionRules(
         list_separator=pattern("list_separator"),
         ignore_numbers=pattern("ignore_numbers"),
+        not_before=pattern("not_before"),
         site_types=site_types,
         sites=sites,
         chat_links=chat_links,
