@@ -247,3 +247,13 @@ def test_template_headings_and_bold_labels_are_not_names() -> None:
 )
 def test_a_number_with_a_unit_is_a_quantity_not_an_id(text: str) -> None:
     assert _typed(text) == set()
+
+
+def test_an_issue_reference_after_a_typed_id_is_not_a_list_item() -> None:
+    assert _typed("see https://wowhead.com/spell=69971 and #2345") == {("spell", 69971)}
+    assert _typed("spell 69971 and #2345 too") == {("spell", 69971)}
+    assert _typed("spell #45 and #46") == {("spell", 45), ("spell", 46)}
+
+
+def test_older_cores_go_object_takes_a_spawn_guid() -> None:
+    assert _typed(".go object 88421") == {("gameobject_spawn", 88421)}

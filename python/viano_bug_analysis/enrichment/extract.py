@@ -212,8 +212,11 @@ class _ReportText:
             assert rule.pattern is not None
             for match in rule.pattern.finditer(line.text):
                 ids = [(match.start(1), match.group(1), "pattern")]
-                if rule.list_ids and separator is not None:
-                    ids += _listed(line.text, match.end(1), separator)
+                # A list goes on after a typed ID in prose, not after one a URL
+                # holds; "#N" items only after a "#N" head ("spell #45 and #46"),
+                # else "… and #2345" is an issue reference.
+                if rule.list_ids and separator is not None and match.start(1) not in taken:
+                    ids += _listed(line.text, match.end(1), separator, "#" in match.group(0))
                 for offset, digits, how in ids:
                     entity_id = _entity_id(digits)
                     if entity_id is None or offset in taken or self._quantity(line, offset, digits):
@@ -237,7 +240,8 @@ class _ReportText:
                     continue
                 ids = [(match.start(1), match.group(1))]
                 if rule.list_ids and separator is not None:
-                    ids += [(o, d) for o, d, _ in _listed(line.text, match.end(1), separator)]
+                    listed = _listed(line.text, match.end(1), separator, "#" in match.group(0))
+                    ids += [(o, d) for o, d, _ in listed]
                 for offset, digits in ids:
                     entity_id = _entity_id(digits)
                     if entity_id is None or offset in taken:
@@ -294,14 +298,17 @@ class _ReportText:
         self._found.names.append(NameMention(name, entity_types, where))
 
 
-def _listed(text: str, position: int, separator: re.Pattern[str]) -> list[tuple[int, str, str]]:
+def _listed(
+    text: str, position: int, separator: re.Pattern[str], hashes: bool
+) -> list[tuple[int, str, str]]:
     """The IDs after ``position`` joined by ``separator``: "NPC 50372, 49044 and 49128"."""
     listed: list[tuple[int, str, str]] = []
     while len(listed) < 1000:
         joint = separator.match(text, position)
         if joint is None or joint.end() == position:
             break
-        digits = _DIGITS.match(text, joint.end())
+        at = joint.end() + (1 if hashes and text.startswith("#", joint.end()) else 0)
+        digits = _DIGITS.match(text, at)
         if digits is None:
             break
         listed.append((digits.start(), digits.group(0), "list"))

@@ -189,6 +189,8 @@ def _after_type_words(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]
             words.append((following.start(), word))
             if word != raw:
                 break
+        if not words or not any(ch.isalpha() for ch in words[0][1]):
+            continue  # "spell 69971 does …": the ID follows, not a name
         for end in range(1, len(words) + 1):
             yield from _forms(words[:end], rules)
 
