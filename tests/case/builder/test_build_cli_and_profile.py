@@ -41,8 +41,10 @@ def test_build_shows_progress_and_a_readable_summary(
         "case", "build", spec, tmp_path / "pkg", "--project-config", research_setup.config_path
     )
     assert done.returncode == 0, done.stderr
-    # progress, one line per step when piped ("zone=5001" of the log line 1 comes first)
-    assert "query 1: area 5001 as a C++ constant\n" in done.stderr
+    # progress, one line per step when piped: the report's name candidates are asked
+    # first (one IN list per name column), then the mentions ("zone=5001" of log line 1)
+    assert re.search(r"^query 1: \d+ candidates in quest_template\.LogTitle$", done.stderr, re.M)
+    assert re.search(r"^query \d+: area 5001 as a C\+\+ constant$", done.stderr, re.MULTILINE)
     assert re.search(r"^query \d+: creature 90002$", done.stderr, re.MULTILINE)
     assert "revision 1 built" in done.stdout
     lines = [line.strip() for line in done.stdout.splitlines()]
