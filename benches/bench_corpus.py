@@ -20,15 +20,22 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.case.builder.conftest import build_source_repo, write_config
-from tests.corpus.scoring import Score, expected_keys, expected_of, found_keys, reports
+from tests.corpus.scoring import (
+    Score,
+    expected_keys,
+    expected_of,
+    found_keys,
+    import_and_build,
+    reports,
+)
 from tests.project_research.conftest import TestDatabase, mariadb
-from viano_bug_analysis.case.builder import CaseBuilder
-from viano_bug_analysis.case.intake import import_report, specs_from_source
+from viano_bug_analysis.case.intake import specs_from_source
 from viano_bug_analysis.case.intake.source import read_source
-from viano_bug_analysis.enrichment import research_origin, vcore_profile
+from viano_bug_analysis.enrichment import vcore_profile
 from viano_bug_analysis.enrichment.extract import extract
 from viano_bug_analysis.project_research import ProjectResearch, load_config
 
@@ -50,18 +57,9 @@ def _build_all(config_path: Path, root: Path) -> Score:
     score = Score()
     with ProjectResearch(config) as research:
         for report in reports():
-            spec = root / "specs" / f"{report.stem}.json"
-            spec.parent.mkdir(parents=True, exist_ok=True)
-            import_report(report, output=spec, force=True)
-            built = CaseBuilder(
-                spec,
-                root / "packages" / report.stem,
-                profile=vcore_profile(),
-                project_research=research,
-                research_origin=research_origin(config),
-            ).build()
+            built = import_and_build(report, root, research, config)
             expected = expected_keys(expected_of(report))
-            score.add(report.stem, expected, found_keys(built.facts), len(built.queries))
+            score.add(report.stem, expected, found_keys(built.facts), built.queries)
     return score
 
 
@@ -98,7 +96,7 @@ def test_baseline_import_and_extract(benchmark: Any) -> None:
         for report in reports():
             specs, _ = specs_from_source(read_source(report))
             for imported in specs:
-                found = extract(profile, imported.data()["report"], [])
+                found = extract(profile, orjson.loads(imported.data())["report"], [])
                 mentions += len(found.mentions) + len(found.untyped) + len(found.names)
         return mentions
 

@@ -16,25 +16,16 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from tests.case.intake.test_import_properties import HOSTILE
 from viano_bug_analysis.case.intake import specs_from_source
 from viano_bug_analysis.case.intake.source import parse_source
 from viano_bug_analysis.enrichment import vcore_profile
 from viano_bug_analysis.enrichment.extract import extract
 from viano_bug_analysis.errors import ReportImportError
-
-HOSTILE: dict[str, Callable[[int], str]] = {
-    "commit-markers-in-one-token": lambda n: "### rev\nhttps://x/" + "commit/abc" * n,
-    "open-comments": lambda n: "### A\n" + "<!-- " * n,
-    "unclosed-labels": lambda n: "**" * n + "\n" + "**a" * n,
-    "fence-runs": lambda n: "### A\n" + "`" * n + "\n" + "~~~\n" * n,
-    "hex-runs": lambda n: "### FC rev. hash/commit\n" + "abcde1 " * n,
-    "many-headings": lambda n: "### rev\n" * n,
-}
 
 
 def _import(data: bytes) -> None:
@@ -46,7 +37,7 @@ def _import(data: bytes) -> None:
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_import_hostile(benchmark: Any, name: str, size: int) -> None:
     benchmark.group = f"intake: import of a hostile report ({name})"
-    benchmark.name = f"import-{name}-{size}"
+    benchmark.name = f"import-{name.replace(' ', '-')}-{size}"
     data = ("t\n" + HOSTILE[name](size)).encode()
     benchmark(_import, data)
 

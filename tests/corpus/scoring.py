@@ -18,6 +18,12 @@ from typing import Any
 
 import orjson
 
+from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.case.intake import import_report
+from viano_bug_analysis.enrichment import research_origin, vcore_profile
+from viano_bug_analysis.project_research import ProjectResearch
+from viano_bug_analysis.project_research.config import ResearchConfig
+
 CORPUS = Path(__file__).parent
 REPORTS = CORPUS / "reports"
 EXPECTED = CORPUS / "expected"
@@ -100,3 +106,32 @@ class Score:
     @property
     def recall(self) -> float:
         return self.true_positive / self.expected if self.expected else 1.0
+
+
+@dataclass
+class Built:
+    """One report as `vba case import` and `vba case build` left it."""
+
+    spec: dict[str, Any]
+    facts: list[dict[str, Any]]
+    queries: int
+    package: Path
+
+
+def import_and_build(
+    report: Path, root: Path, research: ProjectResearch, config: ResearchConfig
+) -> Built:
+    """Imports ``report`` into ``root/specs`` and builds it into ``root/packages``."""
+    spec_path = root / "specs" / f"{report.stem}.json"
+    spec_path.parent.mkdir(parents=True, exist_ok=True)
+    import_report(report, output=spec_path, force=True)
+    package = root / "packages" / report.stem
+    result = CaseBuilder(
+        spec_path,
+        package,
+        profile=vcore_profile(),
+        project_research=research,
+        research_origin=research_origin(config),
+    ).build()
+    spec: dict[str, Any] = orjson.loads(spec_path.read_bytes())
+    return Built(spec, result.facts, len(result.queries), package)

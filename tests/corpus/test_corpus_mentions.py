@@ -15,40 +15,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.case.builder.conftest import source_repo, write_config
 from tests.corpus.scoring import (
+    Built,
     Score,
     expected_keys,
     expected_of,
     forbidden,
     found_keys,
+    import_and_build,
     reports,
 )
 from tests.project_research.conftest import TestDatabase, mariadb
-from viano_bug_analysis.case.builder import CaseBuilder
-from viano_bug_analysis.case.intake import import_report
 from viano_bug_analysis.case.package import load_package
-from viano_bug_analysis.enrichment import research_origin, vcore_profile
-from viano_bug_analysis.jsonio import strict_loads
 from viano_bug_analysis.project_research import ProjectResearch, load_config
 
 __all__ = ["mariadb", "source_repo"]
 
 WORLD = "world"
-
-
-class Built:
-    def __init__(
-        self, spec: dict[str, Any], facts: list[dict[str, Any]], queries: int, package: Path
-    ) -> None:
-        self.spec = spec
-        self.facts = facts
-        self.queries = queries
-        self.package = package
 
 
 @pytest.fixture(scope="module")
@@ -61,23 +48,8 @@ def corpus_builds(
     repo, commit = source_repo
     config_path = write_config(root, mariadb, repo, commit, database=WORLD)
     config = load_config(config_path)
-    built: dict[str, Built] = {}
     with ProjectResearch(config) as research:
-        for report in reports():
-            spec_path = root / "specs" / f"{report.stem}.json"
-            spec_path.parent.mkdir(exist_ok=True)
-            import_report(report, output=spec_path)
-            spec = strict_loads(spec_path.read_bytes())
-            result = CaseBuilder(
-                spec_path,
-                root / "packages" / report.stem,
-                profile=vcore_profile(),
-                project_research=research,
-                research_origin=research_origin(config),
-            ).build()
-            assert isinstance(spec, dict)
-            package = root / "packages" / report.stem
-            built[report.stem] = Built(spec, result.facts, len(result.queries), package)
+        built = {r.stem: import_and_build(r, root, research, config) for r in reports()}
     yield built
 
 
