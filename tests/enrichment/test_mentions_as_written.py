@@ -257,3 +257,10 @@ def test_an_issue_reference_after_a_typed_id_is_not_a_list_item() -> None:
 
 def test_older_cores_go_object_takes_a_spawn_guid() -> None:
     assert _typed(".go object 88421") == {("gameobject_spawn", 88421)}
+
+
+def test_a_name_after_a_type_word_and_a_colon_is_asked_as_written() -> None:
+    names = _names("Quest: The Coast is Clear - cannot loot")
+    assert "The Coast is Clear" in names
+    assert not [name for name in names if name.endswith("-")]
+    assert _names("I finished the quest.") == []

@@ -176,16 +176,16 @@ def _after_type_words(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]
     for index, match in enumerate(tokens):
         if match.group(0).strip(_LEADING + _TRAILING).casefold() not in rules.after_words:
             continue
-        if match.group(0).rstrip(_TRAILING) != match.group(0):
-            continue  # "… the quest." names nothing after it
+        if match.group(0).rstrip(_TRAILING).rstrip(":") != match.group(0).rstrip(":"):
+            continue  # "… the quest." names nothing after it; "Quest: The Coast is Clear" does
         words: list[tuple[int, str]] = []
         for following in tokens[index + 1 : index + 1 + rules.max_words]:
             raw = following.group(0)
             if raw[0] in _LEADING:
                 break  # quoted and bracketed names are read as such
             word = raw.rstrip(_TRAILING)
-            if not word or any(bad in word for bad in _BAD_INSIDE):
-                break
+            if not any(ch.isalnum() for ch in word) or any(bad in word for bad in _BAD_INSIDE):
+                break  # a dash or a path ends the clause
             words.append((following.start(), word))
             if word != raw:
                 break
