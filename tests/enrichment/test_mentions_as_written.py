@@ -264,3 +264,15 @@ def test_a_name_after_a_type_word_and_a_colon_is_asked_as_written() -> None:
     assert "The Coast is Clear" in names
     assert not [name for name in names if name.endswith("-")]
     assert _names("I finished the quest.") == []
+
+
+def test_a_step_number_and_a_command_can_share_the_dot() -> None:
+    text = "1.quest add 14071\n2.go gameobject 7711\n3.go creature id 34840"
+    assert _typed(text) == {("quest", 14071), ("gameobject_spawn", 7711), ("creature", 34840)}
+
+
+@pytest.mark.parametrize(
+    "text", ["Where Did It Go? (34840) is broken", "[Quest] Life Savings [34840] fails"]
+)
+def test_an_id_in_brackets_or_after_a_question_title_is_a_candidate(text: str) -> None:
+    assert list(_untyped(text)) == [34840]

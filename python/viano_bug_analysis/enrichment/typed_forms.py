@@ -28,6 +28,7 @@ from viano_bug_analysis.enrichment.report_text import urls
 _URL_ID = re.compile(r"(?:^|[/?&#;])([A-Za-z][A-Za-z0-9_-]{0,40})[=/](\d{1,10})(?![0-9])")
 _CHAT_LINK = re.compile(r"\|H([A-Za-z_]{1,32}):(-?\d{1,10})")
 _COMMAND_START = re.compile(r"(?:^|(?<=[\s`'\"(>]))([.!])([A-Za-z]{1,32})")
+_STEP_COMMAND = re.compile(r"[ \t]*\d{1,3}\.([A-Za-z])")
 _ARGUMENT = re.compile(r"[ \t]+(?:#?(\d{1,10})(?![\w.])|\[([^\]\n]{1,100})\]|([A-Za-z]{1,32}))")
 _MIN_ABBREVIATION = 2
 
@@ -91,10 +92,15 @@ def commands(line: str, rules: MentionRules) -> Iterator[Found]:
     """The entity arguments of the GM commands in ``line``."""
     if not rules.commands:
         return
-    for start in _COMMAND_START.finditer(line):
-        if start.group(1) not in rules.command_prefixes:
-            continue
-        found = _command(line, start.start(2), rules.commands)
+    starts = [
+        m.start(2) for m in _COMMAND_START.finditer(line) if m.group(1) in rules.command_prefixes
+    ]
+    # "1.quest add 10409": a step's number and the command share the dot.
+    step = _STEP_COMMAND.match(line)
+    if step is not None and "." in rules.command_prefixes:
+        starts.insert(0, step.start(1))
+    for at in starts:
+        found = _command(line, at, rules.commands)
         if found is not None:
             yield found
 
