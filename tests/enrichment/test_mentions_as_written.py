@@ -128,9 +128,14 @@ def test_a_spawn_guid_command_is_not_also_a_creature_entry() -> None:
     assert ("creature", 6882) not in _typed("then .go creature 6882 and look")
 
 
-def test_an_abbreviation_must_be_unique_among_the_commands() -> None:
-    assert _typed(".go c 34840") == set()  # one letter: not accepted
+def test_an_abbreviation_counts_where_the_server_would_read_it_so() -> None:
+    # Unique among the server's commands at that level, however short.
+    assert _typed(".go c 34840") == {("creature_spawn", 34840)}
+    assert _typed(".q a 12459") == {("quest", 12459)}
     assert _typed(".go cre id 34840") == {("creature", 34840)}
+    # ".c" could be .cast, .character, .cheat …; ".l" .learn, .list, .lookup …
+    assert _typed(".c 68735") == set()
+    assert _typed(".l 55") == set()
 
 
 def test_additem_with_a_name_asks_the_name_as_an_item() -> None:
@@ -276,3 +281,8 @@ def test_a_step_number_and_a_command_can_share_the_dot() -> None:
 )
 def test_an_id_in_brackets_or_after_a_question_title_is_a_candidate(text: str) -> None:
     assert list(_untyped(text)) == [34840]
+
+
+def test_server_status_lines_name_no_entity() -> None:
+    text = "Realmlist (Realm Id: 3) configured\nConnected players: 1. Update time diff: 100ms"
+    assert _untyped(text) == {} and _typed(text) == set()

@@ -129,6 +129,8 @@ class MentionRules:
     chat_links: Mapping[str, str] = dataclasses.field(default_factory=dict)
     command_prefixes: str = "."
     commands: tuple[Command, ...] = ()
+    # The server's other command paths: an abbreviation must be unique among them too.
+    other_commands: tuple[tuple[str, ...], ...] = ()
     untyped: tuple[UntypedRule, ...] = ()
     names: NamePhrases | None = None
     name_tables: tuple[NameColumn, ...] = ()
@@ -490,6 +492,7 @@ def _mention_rules(item: Mapping[str, Any], entities: Mapping[str, EntityLookup]
         chat_links=chat_links,
         command_prefixes=item.get("command_prefixes", "."),
         commands=commands,
+        other_commands=tuple(tuple(c.lower().split()) for c in item.get("other_commands", ())),
         untyped=tuple(untyped),
         names=phrases,
         name_tables=name_tables,

@@ -7,8 +7,9 @@
 * An in-game chat link ``|Hquest:14395:80|h[Name]|h`` names its type.
 * A GM command names the type of its argument, as the server's command
   tables define it: ``.go creature id N`` takes an entry, ``.go creature N``
-  a spawn GUID. Each command word may be abbreviated to a unique prefix
-  (the server accepts ``.gob add``), at least two letters.
+  a spawn GUID. Each command word may be abbreviated to a prefix that is
+  unique among the server's commands at that level, as the server accepts
+  it (``.gob add``, ``.q a 12459``, ``.go c 213369``).
 
 Each found ID is reported with the offset of its digits in the line, so the
 type-word patterns and the untyped rules that read the same digits later do
@@ -30,7 +31,6 @@ _CHAT_LINK = re.compile(r"\|H([A-Za-z_]{1,32}):(-?\d{1,10})")
 _COMMAND_START = re.compile(r"(?:^|(?<=[\s`'\"(>]))([.!])([A-Za-z]{1,32})")
 _STEP_COMMAND = re.compile(r"[ \t]*\d{1,3}\.([A-Za-z])")
 _ARGUMENT = re.compile(r"[ \t]+(?:#?(\d{1,10})(?![\w.])|\[([^\]\n]{1,100})\]|([A-Za-z]{1,32}))")
-_MIN_ABBREVIATION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +99,9 @@ def commands(line: str, rules: MentionRules) -> Iterator[Found]:
     step = _STEP_COMMAND.match(line)
     if step is not None and "." in rules.command_prefixes:
         starts.insert(0, step.start(1))
+    words = tuple(c.words for c in rules.commands) + rules.other_commands
     for at in starts:
-        found = _command(line, at, rules.commands)
+        found = _command(line, at, rules.commands, words)
         if found is not None:
             yield found
 
@@ -108,7 +109,9 @@ def commands(line: str, rules: MentionRules) -> Iterator[Found]:
 _COMMAND_WORD = re.compile(r"[ \t]*([A-Za-z]{1,32})")
 
 
-def _command(line: str, at: int, table: tuple[Command, ...]) -> Found | None:
+def _command(
+    line: str, at: int, table: tuple[Command, ...], paths: tuple[tuple[str, ...], ...]
+) -> Found | None:
     tokens: list[tuple[str, int]] = []
     position = at
     while len(tokens) < 4:
@@ -119,14 +122,14 @@ def _command(line: str, at: int, table: tuple[Command, ...]) -> Found | None:
         position = match.end()
     # Longest command first: ".go creature id N" before ".go creature N".
     for command in sorted(table, key=lambda c: -len(c.words)):
-        end = _matches(command, tokens, table)
+        end = _matches(command, tokens, paths)
         if end is not None:
             return _argument(line, end, command)
     return None
 
 
 def _matches(
-    command: Command, tokens: list[tuple[str, int]], table: tuple[Command, ...]
+    command: Command, tokens: list[tuple[str, int]], paths: tuple[tuple[str, ...], ...]
 ) -> int | None:
     if len(tokens) < len(command.words):
         return None
@@ -134,14 +137,12 @@ def _matches(
         token = tokens[level][0]
         if token == wanted:
             continue
-        if len(token) < _MIN_ABBREVIATION or not wanted.startswith(token):
+        if not wanted.startswith(token):
             return None
-        # An abbreviation counts only where it is unique among the commands
-        # that share the words before it.
+        # An abbreviation counts only where it is unique among the server's
+        # commands that share the words before it (".go c N" is creature).
         siblings = {
-            c.words[level]
-            for c in table
-            if len(c.words) > level and c.words[:level] == command.words[:level]
+            p[level] for p in paths if len(p) > level and p[:level] == command.words[:level]
         }
         if sum(1 for s in siblings if s.startswith(token)) != 1:
             return None
