@@ -286,3 +286,17 @@ def test_an_id_in_brackets_or_after_a_question_title_is_a_candidate(text: str) -
 def test_server_status_lines_name_no_entity() -> None:
     text = "Realmlist (Realm Id: 3) configured\nConnected players: 1. Update time diff: 100ms"
     assert _untyped(text) == {} and _typed(text) == set()
+
+
+def test_a_dash_may_stand_between_the_type_word_and_the_id() -> None:
+    text = "Quest - 25523, NPC - 39710/40723, Quest item - 52716."
+    assert _typed(text) == {
+        ("quest", 25523),
+        ("creature", 39710),
+        ("creature", 40723),
+        ("item", 52716),
+    }
+
+
+def test_an_id_in_spaced_brackets_beside_a_name() -> None:
+    assert list(_untyped("the item Paxton's Prayer Book [ 65733 ] crashes")) == [65733]
