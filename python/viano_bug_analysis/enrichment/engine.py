@@ -1,4 +1,11 @@
-"""The enrichment run: entity lookups, then configured relationships, breadth first.
+"""The enrichment run: entity lookups, then the profile's reference map, breadth first.
+
+The map says which column holds which entity's IDs. It is followed both
+ways: from a row read to the entity its column names (forward) and from an
+entity to the rows naming it (reverse: every entry for a mentioned entity,
+its own ``part_of`` rows for every entity reached). After the queue, the
+build's phases (rules, changes since the report, leads) run on the same
+query budget.
 
 Deterministic: the same mentions, profile and answers give the same queries
 in the same order and the same facts with the same IDs, which is what lets
@@ -21,7 +28,8 @@ from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.enrichment.profile import (
     EnrichmentProfile,
     EntityLookup,
-    Relationship,
+    Filter,
+    Reference,
     Scalar,
 )
 from viano_bug_analysis.jsonio import canonical_bytes
@@ -37,16 +45,17 @@ Progress = Callable[[str], None]
 
 @dataclass
 class _Origin:
-    """Where a relationship starts: one value in one returned row, or an entity ID.
+    """Where a reference is followed from: one value in one returned row (forward),
+    or an entity ID (reverse: the rows naming it).
 
     An entity origin (``entity_type`` set, ``table`` None) carries the capture
-    and pointer the ID was read from when a relationship reached it; a
-    mentioned ID has none (its case_mention fact says where it stands).
+    and pointer the ID was read from when a reference reached it; a mentioned
+    ID has none (its case_mention fact says where it stands).
     """
 
-    relationship: Relationship
+    reference: Reference
     table: str | None
-    id_value: Any
+    key: dict[str, Any]  # the row's key columns (empty for an entity origin)
     value: Any
     capture_sha256: str | None
     pointer: str | None
@@ -71,6 +80,58 @@ class _Work:
     origins: list[_Origin] = field(default_factory=list)
 
 
+Phase = Callable[["PhaseContext"], None]
+
+
+class PhaseContext:
+    """What a build phase may do: read the facts, ask within the one budget, state facts."""
+
+    def __init__(self, enricher: Enricher) -> None:
+        self._enricher = enricher
+        self.profile = enricher._profile
+
+    @property
+    def facts(self) -> Sequence[Mapping[str, Any]]:
+        return self._enricher._facts
+
+    @property
+    def queries(self) -> Sequence[Mapping[str, Any]]:
+        return self._enricher._queries
+
+    def ask(self, query: Mapping[str, Any], purpose: Mapping[str, Any]) -> StepOutcome | None:
+        """One query on the shared budget (None: max_queries reached, a coverage fact says
+        so). A refusal is recorded like the queue's; its outcome has no capture."""
+        kind = str(query.get("kind", ""))
+        work = _Work(
+            1,
+            dict(query),
+            str(query["table"]) if kind.startswith("database.") and "table" in query else None,
+            None,
+            dict(purpose),
+        )
+        key = _key(work.query)
+        if key in self._enricher._done:
+            return self._enricher._done[key]
+        outcome = self._enricher._ask(work)
+        if outcome is not None and outcome.capture is None:
+            self._enricher._refused(work, outcome)
+        return outcome
+
+    def rows_query(
+        self, table: str, column: str, value: Scalar, extra: Sequence[Filter] = ()
+    ) -> dict[str, Any]:
+        """A ``database.rows`` query reading the profile's columns of ``table``."""
+        return self._enricher._rows_query(
+            table, self.profile.columns_of(table), column, value, extra
+        )
+
+    def fact(self, kind: str, **fields: Any) -> str:
+        return self._enricher._fact(kind, **fields)
+
+    def provenance(self, capture: Capture, pointer: str) -> dict[str, Any]:
+        return self._enricher._provenance(capture, pointer)
+
+
 @dataclass
 class EnrichmentRun:
     facts: list[dict[str, Any]]
@@ -89,8 +150,10 @@ class Enricher:
         *,
         capture_path: Callable[[str], str],
         progress: Progress | None = None,
+        phases: Sequence[Phase] = (),
     ) -> None:
         self._profile = profile
+        self._phases = tuple(phases)
         self._run = run_query
         self._capture_path = capture_path
         self._progress = progress or (lambda _text: None)
@@ -105,6 +168,7 @@ class Enricher:
         self._ignored: dict[tuple[str, str, str], int] = {}
         self._refusals: dict[str, _Refusal] = {}
         self._expanded: set[tuple[str, tuple[str, Any]]] = set()
+        self._empty: set[str] = set()  # project_empty_result fact IDs
         self._stated: dict[bytes, str] = {}
         self._database_asked = 0
         self._database_refused: dict[str, int] = {}  # refusal code -> queries
@@ -164,7 +228,10 @@ class Enricher:
                         },
                     )
                 )
-            self._entity_links(entity_type, entity_id, 0, None, None)
+        # The report's own entities' references first: the budget is spent on them
+        # before anything reached from them.
+        for entity_type, entity_id in sorted(entities):
+            self._entity_links(entity_type, entity_id, 0, None, None, mentioned=True)
         while self._queue:
             work = self._queue.popleft()
             key = _key(work.query)
@@ -172,6 +239,9 @@ class Enricher:
             outcome = self._ask(work)
             if outcome is not None:
                 self._answered(work, outcome)
+        context = PhaseContext(self)
+        for phase in self._phases:
+            phase(context)
         for refusal in self._refusals.values():
             self._fact(
                 "project_context_coverage",
@@ -444,7 +514,7 @@ class Enricher:
         rows: list[dict[str, Any]] = result["rows"]
         provenance = self._provenance(capture, ROWS_POINTER)
         if not rows:
-            return self._fact(
+            empty = self._fact(
                 "project_empty_result",
                 table=work.table,
                 filters=work.query["filters"],
@@ -454,6 +524,8 @@ class Enricher:
                 "This is a finding about this table only, not proof that the entity is "
                 "missing or that no other mechanism exists",
             )
+            self._empty.add(empty)
+            return empty
         if not result["complete_filtered_rows"]:
             self._fact(
                 "project_context_coverage",
@@ -582,26 +654,26 @@ class Enricher:
             )
         return last
 
-    # -- relationships -----------------------------------------------------------------
+    # -- the reference map ----------------------------------------------------------------
 
     def _follow(self, work: _Work, row: Mapping[str, Any], capture: Capture, index: int) -> None:
-        for rel in self._profile.relationships:
-            if rel.from_table is None or rel.from_table != work.table:
+        """Forward: every map entry on this table whose column names an entity in this row."""
+        assert work.table is not None
+        key_columns = self._profile.key_of(work.table)
+        for ref in self._profile.references:
+            if ref.table != work.table or ref.column not in row:
                 continue
-            assert rel.from_column is not None and rel.from_id_column is not None
-            if rel.from_column not in row:
-                continue
-            if rel.has_when and not _when_holds(rel, row):
+            if not all(_filter_holds(f, row) for f in ref.when):
                 continue
             origin = _Origin(
-                rel,
+                ref,
                 work.table,
-                row.get(rel.from_id_column),
-                row[rel.from_column],
+                {c: row.get(c) for c in key_columns},
+                row[ref.column],
                 capture.sha256,
-                f"{ROWS_POINTER}/{index}/{rel.from_column}",
+                f"{ROWS_POINTER}/{index}/{ref.column}",
             )
-            self._link(origin, work.depth + 1)
+            self._forward(origin, work.depth + 1)
 
     def _entity_links(
         self,
@@ -610,20 +682,42 @@ class Enricher:
         depth: int,
         capture_sha256: str | None,
         pointer: str | None,
+        *,
+        mentioned: bool = False,
     ) -> None:
-        """The relationships keyed by the entity ID itself, asked whatever its own table says.
+        """Reverse: the rows naming this entity, asked whatever its own table says.
 
-        Once per entity: a second path to the same ID adds nothing new to ask.
+        A mentioned entity is asked by every map entry holding its type (up to
+        reverse_per_entity); an entity only reached, by its part_of entries (its
+        own rows). Once per entity: a second path to the same ID adds nothing new.
         """
         seen = (entity_type, _typed(value))
         if seen in self._expanded:
             return
         self._expanded.add(seen)
         self._constant_search(entity_type, value, depth)
-        for rel in self._profile.relationships:
-            if rel.from_entity == entity_type:
-                origin = _Origin(rel, None, value, value, capture_sha256, pointer, entity_type)
-                self._link(origin, depth + 1)
+        if isinstance(value, bool) or not isinstance(value, int):
+            return
+        chosen = [
+            ref
+            for ref in self._profile.references
+            if not ref.symbol and entity_type in ref.types() and (mentioned or ref.part_of)
+        ]
+        limit = self._profile.limits.reverse_per_entity
+        if len(chosen) > limit:
+            self._fact(
+                "project_context_coverage",
+                reason="reverse_references_limit",
+                entity_type=entity_type,
+                entity_id=value,
+                count=len(chosen) - limit,
+                not_asked=[ref.name for ref in chosen[limit:]],
+                statement="map entries holding this type were not asked for this entity: the "
+                "reverse_per_entity bound of the enrichment profile was reached",
+            )
+        for ref in chosen[:limit]:
+            origin = _Origin(ref, None, {}, value, capture_sha256, pointer, entity_type)
+            self._reverse(origin, depth + 1)
 
     def _constant_search(self, entity_type: str, value: Any, depth: int) -> None:
         """Search the ID where a constant of the type's prefixes is assigned it.
@@ -653,129 +747,177 @@ class Enricher:
         }
         self._enqueue(_Work(depth, query, None, None, purpose))
 
-    def _link(self, origin: _Origin, depth: int) -> None:
-        rel, value = origin.relationship, origin.value
-        if _typed(value) in {_typed(v) for v in rel.ignore_values}:
-            # Named by where the value stands: the row's table and column, or
-            # for an entity ID the table and column it would have been asked in.
-            where = (
-                (origin.table, str(rel.from_column))
-                if origin.table is not None
-                else (self._target_table(rel), str(rel.column or ""))
-            )
-            key = (rel.relation, *where)
+    def _admitted(self, origin: _Origin, depth: int) -> bool:
+        """The bounds and ignore_values, each cut stated as a coverage fact."""
+        ref = origin.reference
+        if _typed(origin.value) in {_typed(v) for v in ref.ignore_values}:
+            key = (ref.name, ref.table, ref.column)
             self._ignored[key] = self._ignored.get(key, 0) + 1
-            return
-        origin_fact = {"relation": rel.relation, "from": self._origin_view(origin)}
-        if self._relationships >= self._profile.limits.max_relationships:
-            self._fact(
-                "project_context_coverage",
-                reason="max_relationships",
-                **origin_fact,
-                statement="relationship not followed: the max_relationships bound was "
-                "reached; the project context is incomplete here",
-            )
-            return
-        if depth > self._profile.limits.max_depth:
-            self._fact(
-                "project_context_coverage",
-                reason="max_depth",
-                **origin_fact,
-                statement="relationship not followed: the max_depth bound was reached; "
-                "the project context is incomplete here",
-            )
-            return
-        if (
-            rel.negative_to is not None
-            and isinstance(value, int)
-            and not isinstance(value, bool)
-            and value < 0
+            return False
+        origin_fact = {"relation": ref.name, "from": self._origin_view(origin)}
+        for reason, over in (
+            ("max_relationships", self._relationships >= self._profile.limits.max_relationships),
+            ("max_depth", depth > self._profile.limits.max_depth),
         ):
-            # The sign picks the table (RequiredNpcOrGo: negative is a
-            # gameobject); the ID is the magnitude, read by that type's lookup.
-            rel = replace(
-                rel, entity_type=rel.negative_to, table=None, column=None, columns=(), filters=()
-            )
-            value = -value
-        next_work = self._relationship_work(rel, value, depth)
-        if next_work is None:
-            self._fact(
-                "project_context_coverage",
-                reason="not_a_symbol",
-                **origin_fact,
-                statement="the value cannot be searched as a source symbol",
-            )
-            return
+            if over:
+                self._fact(
+                    "project_context_coverage",
+                    reason=reason,
+                    **origin_fact,
+                    statement=f"reference not followed: the {reason} bound was reached; "
+                    "the project context is incomplete here",
+                )
+                return False
         self._relationships += 1
-        next_work.origins.append(origin)
-        self._enqueue(next_work)
-        # A relationship that names the entity type it reaches also reaches that
-        # entity's own links, whatever table it asked itself.
-        if rel.source is None and rel.entity_type is not None:
-            self._entity_links(rel.entity_type, value, depth, origin.capture_sha256, origin.pointer)
+        return True
 
-    def _target_table(self, rel: Relationship) -> str:
-        if rel.table is not None:
-            return rel.table
-        if rel.source is not None:
-            return rel.source
-        entity = self._profile.entities.get(str(rel.entity_type))
-        return str(entity.table) if entity is not None else ""
-
-    def _relationship_work(self, rel: Relationship, value: Any, depth: int) -> _Work | None:
-        purpose = {"kind": "relationship", "relation": rel.relation}
-        if rel.source is not None:
+    def _forward(self, origin: _Origin, depth: int) -> None:
+        """From a row's column to what it names: a source symbol, or an entity."""
+        ref, value = origin.reference, origin.value
+        if not self._admitted(origin, depth):
+            return
+        if ref.symbol:
             if not isinstance(value, str) or not _SYMBOL.fullmatch(value):
-                return None
+                self._fact(
+                    "project_context_coverage",
+                    reason="not_a_symbol",
+                    relation=ref.name,
+                    **{"from": self._origin_view(origin)},
+                    statement="the value cannot be searched as a source symbol",
+                )
+                return
             query = {
                 "kind": "source.symbol",
                 "symbol": value,
                 "offset": 0,
                 "limit": self._profile.limits.symbol_hits,
             }
-            return _Work(depth, query, None, None, purpose)
-        if rel.table is None:
-            assert rel.entity_type is not None
-            entity = self._profile.entities[rel.entity_type]
-            assert entity.table is not None  # the profile loader refuses a table-less target
+            work = _Work(depth, query, None, None, _purpose(ref, "forward"))
+            work.origins.append(origin)
+            self._enqueue(work)
+            return
+        assert ref.holds is not None
+        entity_type = ref.holds
+        if ref.negative is not None and type(value) is int and value < 0:
+            # The sign picks the type (RequiredNpcOrGo: negative is a gameobject) or
+            # carries a meaning of its own (PrevQuestID: taken); the ID is the magnitude.
+            entity_type, value = ref.negative, -value
+        if type(value) is not int:
+            self._fact(
+                "project_context_coverage",
+                reason="not_an_id",
+                relation=ref.name,
+                **{"from": self._origin_view(origin)},
+                statement="the value is not an integer ID and is not followed",
+            )
+            return
+        entity = self._profile.entities[entity_type]
+        if entity.table is not None:
             query = self._rows_query(entity.table, entity.columns, entity.column, value, ())
-            return _Work(depth, query, entity.table, entity, purpose)
-        assert rel.column is not None
-        query = self._rows_query(rel.table, rel.columns, rel.column, value, rel.filters)
-        lookup: EntityLookup | None = None
-        if rel.entity_type is not None and rel.entity_type in self._profile.entities:
-            candidate = self._profile.entities[rel.entity_type]
-            lookup = candidate if candidate.table == rel.table else None
-        return _Work(depth, query, rel.table, lookup, purpose)
+            work = _Work(depth, query, entity.table, entity, _purpose(ref, "forward"))
+            work.origins.append(origin)
+            self._enqueue(work)
+        else:
+            # No table of its own (a spell): what it reaches are its part_of rows.
+            self._relationship_fact(origin, None, None, entity_type=entity_type, value=value)
+        self._entity_links(entity_type, value, depth, origin.capture_sha256, origin.pointer)
+
+    def _reverse(self, origin: _Origin, depth: int) -> None:
+        """From an entity to the rows of one map entry that name it."""
+        ref, value = origin.reference, origin.value
+        assert origin.entity_type is not None
+        if not self._admitted(origin, depth):
+            return
+        if ref.holds == origin.entity_type and ref.negative == origin.entity_type and value > 0:
+            match: Filter = Filter(ref.column, "in", [value, -value])
+        elif ref.holds == origin.entity_type:
+            match = Filter(ref.column, "eq", value)
+        else:
+            match = Filter(ref.column, "eq", -value)
+        lookup = next(
+            (e for e in self._profile.entities.values() if e.table == ref.table), None
+        )
+        columns = self._profile.columns_of(ref.table)
+        query = self._rows_query(ref.table, columns, match.column, match.value, ref.when)
+        query["filters"][0]["operator"] = match.operator
+        work = _Work(depth, query, ref.table, lookup, _purpose(ref, "reverse"))
+        work.origins.append(origin)
+        self._enqueue(work)
 
     def _relationship_fact(
-        self, origin: _Origin, work: _Work, outcome: StepOutcome, target: str | None = None
+        self,
+        origin: _Origin,
+        work: _Work | None,
+        outcome: StepOutcome | None,
+        target: str | None = None,
+        *,
+        entity_type: str | None = None,
+        value: Any = None,
     ) -> None:
-        rel = origin.relationship
-        to: dict[str, Any] = {"query_sha256": outcome.query_sha256}
-        if work.table is not None:
-            to.update(table=work.table, column=work.query["filters"][0]["column"])
+        ref = origin.reference
+        direction = "reverse" if origin.table is None else "forward"
+        to: dict[str, Any] = {}
+        if work is None or outcome is None:
+            # An entity without a table of its own: reached, nothing asked for it here.
+            to.update(entity_type=entity_type, value=value)
         else:
-            to.update(source=work.query["kind"], symbol=work.query["symbol"])
-        # The value and type asked, which a sign rule (negative_to) may have changed.
-        to["value"] = work.query["filters"][0]["value"] if work.table else origin.value
-        entity_type = work.lookup.entity_type if work.lookup is not None else rel.entity_type
-        if entity_type is not None:
-            to["entity_type"] = entity_type
-        if outcome.capture is not None:
-            to["capture_sha256"] = outcome.capture.sha256
-            to["capture_path"] = self._capture_path(outcome.capture.sha256)
-        if target is not None:
-            to["fact"] = target
+            to["query_sha256"] = outcome.query_sha256
+            if work.table is not None:
+                first = work.query["filters"][0]
+                to.update(table=work.table, column=first["column"], value=first["value"])
+            else:
+                to.update(source=work.query["kind"], symbol=work.query["symbol"])
+                to["value"] = origin.value
+            held = work.lookup.entity_type if work.lookup is not None else None
+            if direction == "forward" and held is None:
+                held = ref.holds
+            if held is not None:
+                to["entity_type"] = held
+            if outcome.capture is not None:
+                to["capture_sha256"] = outcome.capture.sha256
+                to["capture_path"] = self._capture_path(outcome.capture.sha256)
+            if target is not None:
+                to["fact"] = target
+        fields: dict[str, Any] = {"relation": ref.name, "direction": direction}
+        if ref.negative_means is not None and direction == "forward":
+            if type(origin.value) is int and origin.value < 0:
+                fields["sign"] = ref.negative_means
         self._fact(
             "project_relationship",
-            relation=rel.relation,
+            **fields,
             **{"from": self._origin_view(origin)},
             to=to,
             referenced_only=True,
             runtime_observed=False,
-            statement="a configured reference in the project data; the referenced entity is "
-            "not an observed runtime object and not a cause",
+            statement=(
+                "a reference of the profile's map in the project data; the referenced entity "
+                "is not an observed runtime object and not a cause"
+                if direction == "forward"
+                else "rows of the project data that name this entity in a column the map says "
+                "holds its type; not an observed runtime object and not a cause"
+            ),
+        )
+        if (
+            ref.expected
+            and direction == "forward"
+            and work is not None
+            and work.lookup is not None
+            and target in self._empty
+        ):
+            self._missing(origin, work, target)
+
+    def _missing(self, origin: _Origin, work: _Work, empty: str | None) -> None:
+        assert work.lookup is not None and work.table is not None
+        self._fact(
+            "project_missing_reference",
+            reference=origin.reference.name,
+            **{"from": self._origin_view(origin)},
+            entity_type=work.lookup.entity_type,
+            entity_id=work.query["filters"][0]["value"],
+            looked_in={"table": work.table, "column": work.lookup.column},
+            empty_fact=empty,
+            statement="the row names an entity the map says must exist, and its table has no "
+            "row for that ID",
         )
 
     def _origin_view(self, origin: _Origin) -> dict[str, Any]:
@@ -789,11 +931,13 @@ class Enricher:
                 )
             return view
         assert origin.capture_sha256 is not None
+        id_column = next(iter(origin.key), origin.reference.column)
         return {
             "table": origin.table,
-            "id_column": origin.relationship.from_id_column,
-            "id": origin.id_value,
-            "column": origin.relationship.from_column,
+            "id_column": id_column,
+            "id": origin.key.get(id_column),
+            "key": dict(origin.key),
+            "column": origin.reference.column,
             "value": origin.value,
             "capture_sha256": origin.capture_sha256,
             "capture_path": self._capture_path(origin.capture_sha256),
@@ -860,9 +1004,29 @@ def _constant_pattern(prefixes: Sequence[str], entity_id: int) -> re.Pattern[str
     )
 
 
-def _when_holds(rel: Relationship, row: Mapping[str, Any]) -> bool:
-    column = rel.when_column
-    return column is not None and column in row and _typed(row[column]) == _typed(rel.when_value)
+def _purpose(ref: Reference, direction: str) -> dict[str, Any]:
+    return {"kind": "relationship", "relation": ref.name, "direction": direction}
+
+
+def _filter_holds(f: Filter, row: Mapping[str, Any]) -> bool:
+    """A map entry's ``when`` on a row read: the same comparison the database made."""
+    if f.column not in row:
+        return False
+    value, wanted = row[f.column], f.value
+    if f.operator == "in":
+        return any(_typed(value) == _typed(w) for w in wanted)
+    if f.operator in ("eq", "ne"):
+        return (_typed(value) == _typed(wanted)) == (f.operator == "eq")
+    if f.operator == "contains":
+        return isinstance(value, str) and str(wanted) in value
+    if type(value) is not type(wanted) or value is None:
+        return False
+    return {
+        "lt": value < wanted,
+        "le": value <= wanted,
+        "gt": value > wanted,
+        "ge": value >= wanted,
+    }[f.operator]
 
 
 def _key(query: Mapping[str, Any]) -> str:

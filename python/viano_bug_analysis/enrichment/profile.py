@@ -2,8 +2,8 @@
 
 A profile names which report fields and attachment lines mention entity IDs,
 how each entity type is looked up, which text columns become separate
-description facts, and which relationships between returned columns are
-followed. Generic code holds no table, column or ID of any game; a profile
+description facts, and the reference map: which columns hold which
+entity's IDs, followed both ways. Generic code holds no table, column or ID of any game; a profile
 such as ``profiles/vcore/enrichment.toml`` holds all of them. See
 docs/case-enrichment.md.
 """
@@ -52,6 +52,9 @@ class Limits:
     candidate_batches: int = 3
     # An exact name with at most this many entities is followed like a mention.
     name_fanout: int = 3
+    max_leads: int = 20
+    # Reverse references asked for one mentioned entity, in profile order.
+    reverse_per_entity: int = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +144,7 @@ class EntityLookup:
     """How one entity type is read: the row of ``table`` whose ``column`` equals the ID.
 
     ``table`` is None for a type that has no table of its own; its IDs only
-    start the ``from_entity`` relationships.
+    reach the references that hold them.
     """
 
     entity_type: str
@@ -177,30 +180,38 @@ class Filter:
 
 
 @dataclass(frozen=True, slots=True)
-class Relationship:
-    """From a returned column value to the next query.
+class TableSpec:
+    """A table a reference lookup reads that is no entity's own table."""
 
-    Either a database relationship (``table``/``column``/``columns``, or an
-    ``entity_type`` whose lookup supplies them) or a source one
-    (``source = "source.symbol"``: the value is searched as a symbol).
+    columns: tuple[str, ...]
+    key: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One entry of the reference map: ``table.column`` holds an ID of ``holds``
+    (or, with ``symbol``, a source symbol) in the rows matching ``when``.
+
+    The one source of both directions: forward from a row read to the entity
+    it names, reverse from an entity to the rows naming it.
     """
 
-    relation: str
-    from_table: str | None  # None when from_entity is set
-    from_column: str | None
-    from_id_column: str | None
-    from_entity: str | None
-    entity_type: str | None
-    table: str | None
-    column: str | None
-    columns: tuple[str, ...]
-    filters: tuple[Filter, ...]
-    source: str | None
-    when_column: str | None
-    when_value: Scalar
-    has_when: bool
-    ignore_values: tuple[Scalar, ...]
-    negative_to: str | None = None
+    name: str
+    table: str
+    column: str
+    holds: str | None  # None for a symbol reference
+    when: tuple[Filter, ...] = ()
+    negative: str | None = None  # the type a negative value's magnitude is an ID of
+    negative_means: str | None = None
+    part_of: bool = False
+    expected: bool = False
+    symbol: bool = False
+    ignore_values: tuple[Scalar, ...] = ()
+
+    def types(self) -> tuple[str, ...]:
+        """The entity types an ID in this column can be (a sign may pick the second)."""
+        held = () if self.holds is None else (self.holds,)
+        return held + ((self.negative,) if self.negative not in (None, self.holds) else ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +222,8 @@ class EnrichmentProfile:
     extract: tuple[ExtractRule, ...]
     entities: Mapping[str, EntityLookup]
     texts: tuple[TextColumn, ...]
-    relationships: tuple[Relationship, ...]
+    tables: Mapping[str, TableSpec]
+    references: tuple[Reference, ...]
     ignore_values: tuple[Scalar, ...]
     sha256: str  # of the profile file's bytes: a resumed build must use the same profile
     # (table, column) -> the names that column has in other schema eras
@@ -233,6 +245,20 @@ class EnrichmentProfile:
     def in_database(self, database: str | None) -> EnrichmentProfile:
         """The profile with its queries sent to ``database`` (None: ProjectResearch picks)."""
         return dataclasses.replace(self, database=database)
+
+    def columns_of(self, table: str) -> tuple[str, ...]:
+        """The columns read of ``table``: its entity's, or its [tables] entry's."""
+        for entity in self.entities.values():
+            if entity.table == table:
+                return entity.columns
+        return self.tables[table].columns
+
+    def key_of(self, table: str) -> tuple[str, ...]:
+        """The columns identifying one row of ``table``."""
+        for entity in self.entities.values():
+            if entity.table == table:
+                return (entity.column,)
+        return self.tables[table].key
 
     def text_columns(self, table: str) -> dict[str, TextColumn]:
         return {text.column: text for text in self.texts if text.table == table}
@@ -266,25 +292,26 @@ class EnrichmentProfile:
             )
             for n in self.mentions.name_tables
         )
-        relationships = tuple(
+        tables = {
+            table: TableSpec(
+                tuple(name(table, c) for c in t.columns), tuple(name(table, c) for c in t.key)
+            )
+            for table, t in self.tables.items()
+        }
+        references = tuple(
             dataclasses.replace(
                 r,
-                from_column=name(r.from_table, r.from_column),
-                from_id_column=name(r.from_table, r.from_id_column),
-                when_column=name(r.from_table, r.when_column),
                 column=name(r.table, r.column),
-                columns=tuple(name(r.table, c) for c in r.columns),
-                filters=tuple(
-                    dataclasses.replace(f, column=name(r.table, f.column)) for f in r.filters
-                ),
+                when=tuple(dataclasses.replace(f, column=name(r.table, f.column)) for f in r.when),
             )
-            for r in self.relationships
+            for r in self.references
         )
         texts = tuple(dataclasses.replace(t, column=name(t.table, t.column)) for t in self.texts)
         return dataclasses.replace(
             self,
             entities=entities,
-            relationships=relationships,
+            tables=tables,
+            references=references,
             texts=texts,
             mentions=dataclasses.replace(self.mentions, name_tables=name_tables),
         )
@@ -330,12 +357,19 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
         _invalid("format", f'must be "{PROFILE_FORMAT}"')
     if document.get("format_version") != 1:
         _invalid("format_version", "must be 1")
+    if "relationships" in document:
+        _invalid(
+            "relationships",
+            "[[relationships]] was replaced by the reference map [[references]] and "
+            "[tables.<name>] (docs/case-enrichment.md)",
+        )
     check_config(document, schema=SCHEMA, what="the profile", refuse=profile_refused)
     ignore = _scalars(document.get("ignore_values", list(DEFAULT_IGNORE)))
     entities = {
         entity_type: _entity(entity_type, item)
         for entity_type, item in document.get("entities", {}).items()
     }
+    tables = _tables(document, entities)
     texts = tuple(TextColumn(t["table"], t["column"], t["role"]) for t in document.get("texts", []))
     seen: set[tuple[str, str]] = set()
     for i, text in enumerate(texts):
@@ -352,10 +386,8 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
         ),
         entities=entities,
         texts=texts,
-        relationships=tuple(
-            _relationship(item, f"relationships[{i}]", entities, ignore)
-            for i, item in enumerate(document.get("relationships", []))
-        ),
+        tables=tables,
+        references=_references(document, entities, tables, ignore),
         ignore_values=ignore,
         sha256=sha256_hex(data),
         names=tuple(
@@ -512,47 +544,65 @@ def _name_rule(
     return NameRule(tuple(item["entity_types"]), pattern, item.get("min_chars", 4))
 
 
-def _relationship(
-    item: Mapping[str, Any],
-    prefix: str,
+def _tables(
+    document: Mapping[str, Any], entities: Mapping[str, EntityLookup]
+) -> dict[str, TableSpec]:
+    own = {e.table for e in entities.values() if e.table is not None}
+    tables: dict[str, TableSpec] = {}
+    for table, item in document.get("tables", {}).items():
+        if table in own:
+            _invalid(f"tables.{table}", "is an entity's own table: its columns are the entity's")
+        columns = tuple(item["columns"])
+        key = tuple(item.get("key", columns))
+        if not set(key) <= set(columns):
+            _invalid(f"tables.{table}.key", "must be columns of the table")
+        tables[table] = TableSpec(columns, key)
+    return tables
+
+
+def _references(
+    document: Mapping[str, Any],
     entities: Mapping[str, EntityLookup],
+    tables: Mapping[str, TableSpec],
     ignore: tuple[Scalar, ...],
-) -> Relationship:
-    entity_type = item.get("entity_type")
-    if "source" not in item and "table" not in item and entity_type not in entities:
-        _invalid(f"{prefix}.entity_type", "has no [entities.<type>] lookup (and no table is given)")
-    from_entity = item.get("from_entity")
-    if from_entity is not None and from_entity not in entities:
-        _invalid(f"{prefix}.from_entity", "has no [entities.<type>] lookup")
-    untabled = entity_type in entities and entities[str(entity_type)].table is None
-    if "table" not in item and "source" not in item and untabled:
-        _invalid(f"{prefix}.entity_type", "has no table of its own: give table and column")
-    negative_to = item.get("negative_to")
-    if negative_to is not None and (
-        negative_to not in entities or entities[negative_to].table is None
-    ):
-        _invalid(f"{prefix}.negative_to", "has no [entities.<type>] lookup with a table")
-    has_when = "when_column" in item
-    return Relationship(
-        relation=item["relation"],
-        from_table=item.get("from_table"),
-        from_column=item.get("from_column"),
-        from_id_column=item.get("from_id_column"),
-        from_entity=from_entity,
-        entity_type=entity_type,
-        table=item.get("table"),
-        column=item.get("column"),
-        columns=tuple(item.get("columns", ())),
-        filters=tuple(
-            Filter(f["column"], f["operator"], f["value"]) for f in item.get("filters", [])
-        ),
-        source=item.get("source"),
-        when_column=item.get("when_column"),
-        when_value=_scalars([item["when_value"]])[0] if has_when else None,
-        has_when=has_when,
-        ignore_values=_scalars(item["ignore_values"]) if "ignore_values" in item else ignore,
-        negative_to=negative_to,
-    )
+) -> tuple[Reference, ...]:
+    own = {e.table: e.columns for e in entities.values() if e.table is not None}
+    names: set[str] = set()
+    references: list[Reference] = []
+    for i, item in enumerate(document.get("references", [])):
+        key = f"references[{i}]"
+        if item["name"] in names:
+            _invalid(f"{key}.name", f"{item['name']} names another entry already")
+        names.add(item["name"])
+        table = item["table"]
+        columns = own.get(table) or (tables[table].columns if table in tables else None)
+        if columns is None:
+            _invalid(f"{key}.table", f"{table} is neither an entity's table nor in [tables]")
+        when = tuple(Filter(f["column"], f["operator"], f["value"]) for f in item.get("when", []))
+        for j, column in enumerate([item["column"], *(f.column for f in when)]):
+            if column not in columns:
+                where = f"{key}.column" if j == 0 else f"{key}.when[{j - 1}].column"
+                _invalid(where, f"{column} is not among the columns read of {table}")
+        for type_key in ("holds", "negative"):
+            held = item.get(type_key)
+            if held is not None and held not in entities:
+                _invalid(f"{key}.{type_key}", f"{held} has no [entities.<type>] lookup")
+        references.append(
+            Reference(
+                name=item["name"],
+                table=table,
+                column=item["column"],
+                holds=item.get("holds"),
+                when=when,
+                negative=item.get("negative"),
+                negative_means=item.get("negative_means"),
+                part_of=item.get("part_of", False),
+                expected=item.get("expected", False),
+                symbol=item.get("symbol", False),
+                ignore_values=_scalars(item["ignore_values"]) if "ignore_values" in item else ignore,
+            )
+        )
+    return tuple(references)
 
 
 def _regex(value: str, key: str) -> re.Pattern[str]:
@@ -584,7 +634,8 @@ __all__ = [
     "NameColumn",
     "NamePhrases",
     "NameRule",
-    "Relationship",
+    "Reference",
+    "TableSpec",
     "TextColumn",
     "UntypedRule",
     "load_profile",

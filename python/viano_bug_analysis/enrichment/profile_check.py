@@ -2,7 +2,7 @@
 
 Every table and column the profile uses is looked up through ProjectResearch
 (``database.schema``, read-only and allowlisted like every other query), so
-an operator sees before the first build which lookups and relationships can
+an operator sees before the first build which lookups and references can
 answer and which cannot, and which allowlist entries are missing. A column
 compared with an integer ID (a lookup key, or a filter on an integer value)
 must have an integer type; anything else is reported as type-mismatched,
@@ -33,18 +33,17 @@ TABLE_STATUS = {"table_not_allowed": NOT_ALLOWLISTED, "table_not_found": MISSING
 class _Need:
     """What the profile uses of one table: columns, and which of them compare with integers.
 
-    ``users`` maps each user (``entities.quest``, ``relationship quest_next``)
+    ``users`` maps each user (``entities.quest``, ``reference quest_next``)
     to how it uses the table: ``looks up`` (an entity lookup), ``reads`` (a
-    relationship's query or a text column), ``starts from`` (a relationship
-    followed from this table's rows), or ``reaches`` (a relationship whose
-    target is this entity table: its other links do not need the table).
+    reference's lookup or a text column), ``starts from`` (a reference
+    followed from this entity table's rows), or ``reaches`` (a reference whose
+    entity type has this table: its other references do not need the table).
     """
 
     columns: dict[str, set[str]] = field(default_factory=dict)  # column -> users
     integer: set[str] = field(default_factory=set)
     users: dict[str, str] = field(default_factory=dict)  # user -> role
-    # user -> the columns that say what it does here (a relationship's key or
-    # from column, a text column; none for an entity lookup)
+    # user -> the columns that say what it does here (a reference's column, a text column; none for an entity lookup)
     keys: dict[str, list[str]] = field(default_factory=dict)
 
     def add(
@@ -95,39 +94,34 @@ def needs(profile: EnrichmentProfile) -> dict[str, _Need]:
         need(text.table).add(
             f"texts {text.table}.{text.column}", READS, [text.column], keys=[text.column]
         )
-    for rel in profile.relationships:
-        user = f"relationship {rel.relation}"
-        if rel.from_table is not None:
-            need(rel.from_table).add(
-                user,
-                STARTS_FROM,
-                [rel.from_column, rel.from_id_column, rel.when_column],
-                keys=[rel.from_column],
+    own_tables = {e.table for e in profile.entities.values() if e.table is not None}
+    for ref in profile.references:
+        user = f"reference {ref.name}"
+        integer = [] if ref.symbol else [ref.column]
+        integer += [f.column for f in ref.when if _is_integer_value(f.value)]
+        when = [f.column for f in ref.when]
+        if ref.table in own_tables:
+            # Read by the entity's lookup; the map follows its column from there.
+            need(ref.table).add(user, STARTS_FROM, [ref.column, *when], keys=[ref.column])
+        else:
+            need(ref.table).add(
+                user, READS, [*profile.columns_of(ref.table)], integer, keys=[ref.column]
             )
-        if rel.table is not None and rel.column is not None:
-            integer = [rel.column] + [f.column for f in rel.filters if _is_integer_value(f.value)]
-            need(rel.table).add(
-                user,
-                READS,
-                [*rel.columns, rel.column, *(f.column for f in rel.filters)],
-                integer,
-                keys=[rel.column],
-            )
-        elif rel.source is None and rel.entity_type is not None:
-            entity = profile.entities[rel.entity_type]
-            if entity.table is not None:
+        for held in ref.types():
+            entity = profile.entities[held]
+            if entity.table is not None and entity.table != ref.table:
                 need(entity.table).add(user, REACHES, ())
     return dict(sorted(tables.items()))
 
 
 def _links(profile: EnrichmentProfile, entity_type: str) -> list[str]:
-    """The relationships keyed by an ID of this type itself (asked without its table)."""
-    return [r.relation for r in profile.relationships if r.from_entity == entity_type]
+    """The references asked for every reached ID of this type (part_of: its own rows)."""
+    return [r.name for r in profile.references if r.part_of and entity_type in r.types()]
 
 
 def _target_type(profile: EnrichmentProfile, user: str) -> str | None:
-    relation = user.removeprefix("relationship ")
-    return next((r.entity_type for r in profile.relationships if r.relation == relation), None)
+    name = user.removeprefix("reference ")
+    return next((r.holds for r in profile.references if r.name == name), None)
 
 
 def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
@@ -135,8 +129,8 @@ def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
 
     A refusal other than a missing or not allowlisted table is reported with
     its own code; an unavailable service is not a finding and propagates.
-    A relationship that only *reaches* a missing entity table is not blocked:
-    the IDs it reaches still start their own links; it is listed under
+    A reference that only *reaches* a missing entity table is not blocked:
+    the IDs it reaches still start their part_of references; it is listed under
     ``partial`` with the table it cannot read and the links that still answer.
     """
     database = profile.database
