@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from viano_bug_analysis.enrichment import candidates
+from viano_bug_analysis.enrichment import candidates, references
 from viano_bug_analysis.enrichment.extract import Extraction, Mention, NameMention
 from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.enrichment.profile import (
@@ -663,7 +663,7 @@ class Enricher:
         for ref in self._profile.references:
             if ref.table != work.table or ref.column not in row:
                 continue
-            if not all(_filter_holds(f, row) for f in ref.when):
+            if not references.when_holds(ref, row):
                 continue
             origin = _Origin(
                 ref,
@@ -698,11 +698,7 @@ class Enricher:
         self._constant_search(entity_type, value, depth)
         if isinstance(value, bool) or not isinstance(value, int):
             return
-        chosen = [
-            ref
-            for ref in self._profile.references
-            if not ref.symbol and entity_type in ref.types() and (mentioned or ref.part_of)
-        ]
+        chosen = references.holders(self._profile, entity_type, part_of_only=not mentioned)
         limit = self._profile.limits.reverse_per_entity
         if len(chosen) > limit:
             self._fact(
@@ -796,31 +792,31 @@ class Enricher:
             work.origins.append(origin)
             self._enqueue(work)
             return
-        assert ref.holds is not None
-        entity_type = ref.holds
-        if ref.negative is not None and type(value) is int and value < 0:
-            # The sign picks the type (RequiredNpcOrGo: negative is a gameobject) or
-            # carries a meaning of its own (PrevQuestID: taken); the ID is the magnitude.
-            entity_type, value = ref.negative, -value
-        if type(value) is not int:
+        reached = references.named(ref, value)
+        if not reached:
             self._fact(
                 "project_context_coverage",
                 reason="not_an_id",
                 relation=ref.name,
                 **{"from": self._origin_view(origin)},
-                statement="the value is not an integer ID and is not followed",
+                statement="the value names no integer ID and is not followed",
             )
             return
-        entity = self._profile.entities[entity_type]
-        if entity.table is not None:
-            query = self._rows_query(entity.table, entity.columns, entity.column, value, ())
-            work = _Work(depth, query, entity.table, entity, _purpose(ref, "forward"))
-            work.origins.append(origin)
-            self._enqueue(work)
-        else:
-            # No table of its own (a spell): what it reaches are its part_of rows.
-            self._relationship_fact(origin, None, None, entity_type=entity_type, value=value)
-        self._entity_links(entity_type, value, depth, origin.capture_sha256, origin.pointer)
+        for entity_type, entity_id in reached:
+            # The sign may pick the type (RequiredNpcOrGo: negative is a gameobject) or
+            # carry a meaning of its own (PrevQuestID: taken); the ID is the magnitude.
+            entity = self._profile.entities[entity_type]
+            if entity.table is not None:
+                query = self._rows_query(entity.table, entity.columns, entity.column, entity_id, ())
+                work = _Work(depth, query, entity.table, entity, _purpose(ref, "forward"))
+                work.origins.append(origin)
+                self._enqueue(work)
+            else:
+                # No table of its own (a spell): what it reaches are its part_of rows.
+                self._relationship_fact(
+                    origin, None, None, entity_type=entity_type, value=entity_id
+                )
+            self._entity_links(entity_type, entity_id, depth, origin.capture_sha256, origin.pointer)
 
     def _reverse(self, origin: _Origin, depth: int) -> None:
         """From an entity to the rows of one map entry that name it."""
@@ -828,18 +824,8 @@ class Enricher:
         assert origin.entity_type is not None
         if not self._admitted(origin, depth):
             return
-        if ref.holds == origin.entity_type and ref.negative == origin.entity_type and value > 0:
-            match: Filter = Filter(ref.column, "in", [value, -value])
-        elif ref.holds == origin.entity_type:
-            match = Filter(ref.column, "eq", value)
-        else:
-            match = Filter(ref.column, "eq", -value)
-        lookup = next(
-            (e for e in self._profile.entities.values() if e.table == ref.table), None
-        )
-        columns = self._profile.columns_of(ref.table)
-        query = self._rows_query(ref.table, columns, match.column, match.value, ref.when)
-        query["filters"][0]["operator"] = match.operator
+        lookup = next((e for e in self._profile.entities.values() if e.table == ref.table), None)
+        query = references.reverse_query(self._profile, ref, origin.entity_type, value)
         work = _Work(depth, query, ref.table, lookup, _purpose(ref, "reverse"))
         work.origins.append(origin)
         self._enqueue(work)
@@ -879,9 +865,9 @@ class Enricher:
             if target is not None:
                 to["fact"] = target
         fields: dict[str, Any] = {"relation": ref.name, "direction": direction}
-        if ref.negative_means is not None and direction == "forward":
-            if type(origin.value) is int and origin.value < 0:
-                fields["sign"] = ref.negative_means
+        negative = type(origin.value) is int and origin.value < 0
+        if ref.negative_means is not None and direction == "forward" and negative:
+            fields["sign"] = ref.negative_means
         self._fact(
             "project_relationship",
             **fields,
@@ -1006,27 +992,6 @@ def _constant_pattern(prefixes: Sequence[str], entity_id: int) -> re.Pattern[str
 
 def _purpose(ref: Reference, direction: str) -> dict[str, Any]:
     return {"kind": "relationship", "relation": ref.name, "direction": direction}
-
-
-def _filter_holds(f: Filter, row: Mapping[str, Any]) -> bool:
-    """A map entry's ``when`` on a row read: the same comparison the database made."""
-    if f.column not in row:
-        return False
-    value, wanted = row[f.column], f.value
-    if f.operator == "in":
-        return any(_typed(value) == _typed(w) for w in wanted)
-    if f.operator in ("eq", "ne"):
-        return (_typed(value) == _typed(wanted)) == (f.operator == "eq")
-    if f.operator == "contains":
-        return isinstance(value, str) and str(wanted) in value
-    if type(value) is not type(wanted) or value is None:
-        return False
-    return {
-        "lt": value < wanted,
-        "le": value <= wanted,
-        "gt": value > wanted,
-        "ge": value >= wanted,
-    }[f.operator]
 
 
 def _key(query: Mapping[str, Any]) -> str:

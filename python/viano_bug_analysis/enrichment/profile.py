@@ -207,6 +207,7 @@ class Reference:
     expected: bool = False
     symbol: bool = False
     ignore_values: tuple[Scalar, ...] = ()
+    separated_by: str | None = None  # a list column ("123 456"): each item is an ID
 
     def types(self) -> tuple[str, ...]:
         """The entity types an ID in this column can be (a sign may pick the second)."""
@@ -599,7 +600,10 @@ def _references(
                 part_of=item.get("part_of", False),
                 expected=item.get("expected", False),
                 symbol=item.get("symbol", False),
-                ignore_values=_scalars(item["ignore_values"]) if "ignore_values" in item else ignore,
+                ignore_values=(
+                    _scalars(item["ignore_values"]) if "ignore_values" in item else ignore
+                ),
+                separated_by=item.get("separated_by"),
             )
         )
     return tuple(references)

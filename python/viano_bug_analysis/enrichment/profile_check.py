@@ -43,7 +43,8 @@ class _Need:
     columns: dict[str, set[str]] = field(default_factory=dict)  # column -> users
     integer: set[str] = field(default_factory=set)
     users: dict[str, str] = field(default_factory=dict)  # user -> role
-    # user -> the columns that say what it does here (a reference's column, a text column; none for an entity lookup)
+    # user -> the columns that say what it does here (a reference's column, a
+    # text column; none for an entity lookup)
     keys: dict[str, list[str]] = field(default_factory=dict)
 
     def add(

@@ -1,0 +1,138 @@
+"""The reference map's two directions as queries: the one place both are worded.
+
+Forward: a row read names an entity (``named``). Reverse: the rows of one map
+entry that name an entity (``reverse_query``, then ``names`` to keep only the
+rows that really do, for a list column). The build, ``vba references`` and
+the model's ``references`` query all go through these functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from viano_bug_analysis.enrichment.profile import EnrichmentProfile, Filter, Reference
+
+
+def holders(
+    profile: EnrichmentProfile, entity_type: str, *, part_of_only: bool = False
+) -> list[Reference]:
+    """The map entries whose column can hold an ID of ``entity_type``, in profile order."""
+    return [
+        ref
+        for ref in profile.references
+        if not ref.symbol and entity_type in ref.types() and (ref.part_of or not part_of_only)
+    ]
+
+
+def reverse_filter(ref: Reference, entity_type: str, value: int) -> Filter:
+    """The comparison that finds ``value`` as an ID of ``entity_type`` in ``ref.column``.
+
+    A sign that carries a meaning of its own (PrevQuestID: taken) is asked both
+    ways; a sign that picks the type (a spawn GUID) only the way of that type.
+    A list column is asked by containment; ``names`` then keeps whole items.
+    """
+    if ref.separated_by is not None:
+        return Filter(ref.column, "contains", str(value))
+    if ref.holds == entity_type and ref.negative == entity_type and value > 0:
+        return Filter(ref.column, "in", [value, -value])
+    if ref.holds == entity_type:
+        return Filter(ref.column, "eq", value)
+    return Filter(ref.column, "eq", -value)
+
+
+def reverse_query(
+    profile: EnrichmentProfile,
+    ref: Reference,
+    entity_type: str,
+    value: int,
+    *,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """The ``database.rows`` query of the rows of ``ref`` naming this entity."""
+    match = reverse_filter(ref, entity_type, value)
+    filters = [match, *ref.when]
+    query: dict[str, Any] = {
+        "kind": "database.rows",
+        "table": ref.table,
+        "columns": list(profile.columns_of(ref.table)),
+        "filters": [
+            {"column": f.column, "operator": f.operator, "value": f.value} for f in filters
+        ],
+        "offset": 0,
+        "limit": profile.limits.rows_per_query if limit is None else limit,
+    }
+    if profile.database is not None:
+        query["database"] = profile.database
+    return query
+
+
+def named(ref: Reference, value: Any) -> list[tuple[str, int]]:
+    """Forward: the (entity type, ID) pairs a column value names ([] for none).
+
+    ``ignore_values`` mean no reference; a negative value is the magnitude of
+    an ID of ``ref.negative``; a list column names each whole item.
+    """
+    assert ref.holds is not None
+    if ref.separated_by is not None:
+        if not isinstance(value, str):
+            return []
+        items = [item.strip() for item in value.split(ref.separated_by)]
+        values: list[Any] = [int(item) for item in items if _integer(item)]
+    else:
+        values = [value]
+    found: list[tuple[str, int]] = []
+    ignored = {_typed(v) for v in ref.ignore_values}
+    for item in values:
+        if _typed(item) in ignored or type(item) is not int:
+            continue
+        if ref.negative is not None and item < 0:
+            found.append((ref.negative, -item))
+        elif item >= 0 or ref.negative is None:
+            found.append((ref.holds, item))
+    return found
+
+
+def names(ref: Reference, row: Mapping[str, Any], entity_type: str, value: int) -> bool:
+    """Whether a row of ``ref`` (its ``when`` aside) names this entity."""
+    return (entity_type, value) in named(ref, row.get(ref.column))
+
+
+def when_holds(ref: Reference, row: Mapping[str, Any]) -> bool:
+    """A map entry's ``when`` on a row read: the comparison the database made."""
+    return all(_filter_holds(f, row) for f in ref.when)
+
+
+def _filter_holds(f: Filter, row: Mapping[str, Any]) -> bool:
+    if f.column not in row:
+        return False
+    value, wanted = row[f.column], f.value
+    if f.operator == "in":
+        return any(_typed(value) == _typed(w) for w in wanted)
+    if f.operator in ("eq", "ne"):
+        return (_typed(value) == _typed(wanted)) == (f.operator == "eq")
+    if f.operator == "contains":
+        return isinstance(value, str) and str(wanted) in value
+    if value is None or type(value) is not type(wanted):
+        return False
+    order = (value > wanted) - (value < wanted)
+    return order in {"lt": (-1,), "le": (-1, 0), "gt": (1,), "ge": (0, 1)}[f.operator]
+
+
+def _integer(text: str) -> bool:
+    digits = text[1:] if text.startswith("-") else text
+    return digits.isascii() and digits.isdigit() and len(digits) <= 19
+
+
+def _typed(value: Any) -> tuple[str, Any]:
+    return (type(value).__name__, value)
+
+
+__all__: Sequence[str] = [
+    "holders",
+    "named",
+    "names",
+    "reverse_filter",
+    "reverse_query",
+    "when_holds",
+]
