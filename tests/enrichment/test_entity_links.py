@@ -1,4 +1,4 @@
-"""Relationships that start from an entity ID, and what a refused table becomes.
+"""References followed from an entity ID (reverse), and what a refused table becomes.
 
 A report that names a quest must still reach the quest's givers and
 conditions when ``quest_template`` itself is missing or refused: those link
@@ -42,26 +42,30 @@ name_column = "name"
 
 [entities.spell]
 
-[[relationships]]
-relation = "quest_starter_link"
-from_entity = "quest"
-table = "creature_queststarter"
-column = "quest"
+[tables.spell_linked_spell]
+columns = ["spell_trigger", "spell_effect", "type"]
+
+[tables.creature_queststarter]
 columns = ["id", "quest"]
 
-[[relationships]]
-relation = "quest_starter"
-from_table = "creature_queststarter"
-from_column = "id"
-from_id_column = "quest"
-entity_type = "creature"
+[[references]]
+name = "quest_starter_link"
+table = "creature_queststarter"
+column = "quest"
+holds = "quest"
 
-[[relationships]]
-relation = "spell_linked"
-from_entity = "spell"
+[[references]]
+name = "quest_starter"
+table = "creature_queststarter"
+column = "id"
+holds = "creature"
+
+[[references]]
+name = "spell_linked"
 table = "spell_linked_spell"
 column = "spell_trigger"
-columns = ["spell_trigger", "spell_effect", "type"]
+holds = "spell"
+part_of = true
 """
 
 ROWS: dict[str, list[dict[str, Any]]] = {
@@ -115,7 +119,11 @@ def test_a_refused_entity_table_does_not_stop_its_link_tables() -> None:
     givers = [f for f in facts if f["kind"] == "project_entity" and f["entity_type"] == "creature"]
     assert [g["entity_id"] for g in givers] == [70]
     links = [f for f in facts if f["kind"] == "project_relationship"]
-    starts = [f["from"] for f in links if f["relation"] == "quest_starter_link"]
+    starts = [
+        f["from"]
+        for f in links
+        if f["relation"] == "quest_starter_link" and f["direction"] == "reverse"
+    ]
     assert {(s["entity_type"], s["entity_id"]) for s in starts} == {("quest", 5), ("quest", 6)}
 
 
@@ -151,15 +159,11 @@ def test_an_id_reached_through_a_row_starts_its_entity_links_too() -> None:
     # spell 9 links spell 10; the hop names entity_type spell, so spell 10's own
     # links (spell_linked_spell keyed by 10) are asked as well.
     hop = b"""
-[[relationships]]
-relation = "linked_effect"
-from_table = "spell_linked_spell"
-from_column = "spell_effect"
-from_id_column = "spell_trigger"
-entity_type = "spell"
-table = "spell_script_names"
-column = "spell_id"
-columns = ["spell_id", "ScriptName"]
+[[references]]
+name = "linked_effect"
+table = "spell_linked_spell"
+column = "spell_effect"
+holds = "spell"
 """
     research = FakeResearch({})
     profile = parse_profile(PROFILE + hop)
@@ -198,7 +202,12 @@ def test_a_query_answered_before_gives_its_target_fact_to_a_later_origin() -> No
     facts, _ = _run([_mention("quest", 5), _mention("creature", 70)], {})
     rows = [f for f in facts if f["kind"] == "project_rows" and f["table"] == "creature_template"]
     starter = [
-        f for f in facts if f["kind"] == "project_relationship" and f["relation"] == "quest_starter"
+        f
+        for f in facts
+        if f["kind"] == "project_relationship"
+        and f["relation"] == "quest_starter"
+        and f["direction"] == "forward"
+        and f["from"]["key"] == {"id": 70, "quest": 5}
     ]
     assert len(rows) == 1 and len(starter) == 1
     assert starter[0]["to"]["fact"] == rows[0]["fact_id"]

@@ -1,7 +1,7 @@
 """``vba profile check`` on answers shaped like ProjectResearch's ``database.schema``.
 
 Each table and column the profile uses is reported present, missing, not
-allowlisted or type-mismatched; the relationships that therefore cannot be
+allowlisted or type-mismatched; the references that therefore cannot be
 followed are named, and a table refused by the allowlist gives the line to add.
 """
 
@@ -28,20 +28,26 @@ column = "ID"
 columns = ["ID", "LogTitle"]
 name_column = "LogTitle"
 
-[[relationships]]
-relation = "quest_event_giver"
-from_entity = "quest"
-table = "game_event_creature_quest"
-column = "quest"
+[tables.game_event_creature_quest]
 columns = ["eventEntry", "id", "quest"]
 
-[[relationships]]
-relation = "quest_condition"
-from_entity = "quest"
+[tables.conditions]
+columns = ["SourceEntry", "ConditionValue1", "ConditionTypeOrReference"]
+
+[[references]]
+name = "quest_event_giver"
+table = "game_event_creature_quest"
+column = "quest"
+holds = "quest"
+part_of = true
+
+[[references]]
+name = "quest_condition"
 table = "conditions"
 column = "ConditionValue1"
-columns = ["SourceEntry", "ConditionValue1"]
-filters = [{ column = "ConditionTypeOrReference", operator = "eq", value = 9 }]
+holds = "quest"
+part_of = true
+when = [{ column = "ConditionTypeOrReference", operator = "eq", value = 9 }]
 """
 
 TABLES: dict[str, dict[str, str]] = {
@@ -81,7 +87,7 @@ def test_every_table_is_reported_with_its_status_and_what_it_blocks() -> None:
     }
     assert not report["ok"]
     blocked = {item["user"] for item in report["blocked"]}
-    assert blocked == {"entities.quest", "relationship quest_condition"}
+    assert blocked == {"entities.quest", "reference quest_condition"}
     assert report["allowlist_lines"] == ["[database.allow]", 'world = [... "conditions"]']
     text = "\n".join(warnings(report))
     assert "table quest_template: missing (table_not_found)" in text
@@ -148,19 +154,17 @@ def test_a_column_of_another_schema_era_resolves_to_its_alternative_once() -> No
 
 
 CHAIN = b"""
-[[relationships]]
-relation = "quest_next"
-from_table = "game_event_creature_quest"
-from_column = "quest"
-from_id_column = "id"
-entity_type = "quest"
+[[references]]
+name = "quest_next"
+table = "game_event_creature_quest"
+column = "id"
+holds = "quest"
 
-[[relationships]]
-relation = "quest_text"
-from_table = "quest_template"
-from_column = "LogTitle"
-from_id_column = "ID"
-source = "source.symbol"
+[[references]]
+name = "quest_text"
+table = "quest_template"
+column = "LogTitle"
+symbol = true
 """
 
 
@@ -170,8 +174,8 @@ def test_a_relation_that_only_reaches_a_missing_entity_table_is_not_blocked() ->
     )
     blocked = {item["user"]: item["because"] for item in report["blocked"]}
     # quest_next's quest IDs still reach the event givers and conditions.
-    assert "relationship quest_next" not in blocked
-    assert blocked["relationship quest_text"] == [
+    assert "reference quest_next" not in blocked
+    assert blocked["reference quest_text"] == [
         "starts from quest_template.LogTitle, and quest_template is missing (table_not_found)"
     ]
     assert blocked["entities.quest"] == [
@@ -179,11 +183,11 @@ def test_a_relation_that_only_reaches_a_missing_entity_table_is_not_blocked() ->
     ]
     text = "\n".join(warnings(report))
     assert (
-        "partly followed relationship quest_next: it reaches quest IDs: their quest_template "
-        "rows are not read because quest_template is missing (table_not_found); their own links "
-        "are still asked: quest_event_giver, quest_condition"
+        "partly followed reference quest_next: it reaches quest IDs: their quest_template "
+        "rows are not read because quest_template is missing (table_not_found); their part_of "
+        "references are still asked: quest_event_giver, quest_condition"
     ) in text
-    assert "cannot follow relationship quest_next" not in text
+    assert "cannot follow reference quest_next" not in text
     assert not report["ok"]
 
 
@@ -196,5 +200,5 @@ def test_a_missing_column_names_the_relation_table_and_column() -> None:
     blocked = {item["user"]: item["because"] for item in report["blocked"]}
     assert (
         "reads conditions.ConditionTypeOrReference: column missing"
-        in (blocked["relationship quest_condition"])
+        in (blocked["reference quest_condition"])
     )

@@ -21,19 +21,23 @@ from viano_bug_analysis.enrichment.summary import counts, summarize, summarize_a
 
 # Two more quest links, whose tables the fake database leaves empty.
 LINKS = b"""
-[[relationships]]
-relation = "quest_ender_link"
-from_entity = "quest"
-table = "creature_questender"
-column = "quest"
+[tables.creature_questender]
 columns = ["id", "quest"]
 
-[[relationships]]
-relation = "quest_object_starter_link"
-from_entity = "quest"
+[tables.gameobject_queststarter]
+columns = ["id", "quest"]
+
+[[references]]
+name = "quest_ender_link"
+table = "creature_questender"
+column = "quest"
+holds = "quest"
+
+[[references]]
+name = "quest_object_starter_link"
 table = "gameobject_queststarter"
 column = "quest"
-columns = ["id", "quest"]
+holds = "quest"
 """
 
 IGNORED = {"quest_starter": ("null", "", 0)}
@@ -112,15 +116,15 @@ def test_a_no_reference_value_is_worded_as_one_and_grouped_per_table(
     # Two columns of one table hold a "no reference" value: one line for the table.
     monkeypatch.setitem(ROWS, "creature_queststarter", [{"id": 0, "quest": "?", "menu": 0}])
     menu = b"""
-[[relationships]]
-relation = "starter_menu"
-from_table = "creature_queststarter"
-from_column = "menu"
-from_id_column = "quest"
-entity_type = "creature"
+[[references]]
+name = "starter_menu"
+table = "creature_queststarter"
+column = "menu"
+holds = "creature"
 """
     research = FakeResearch({})
-    profile = parse_profile(PROFILE + LINKS + menu)
+    with_menu = PROFILE.replace(b'columns = ["id", "quest"]', b'columns = ["id", "quest", "menu"]')
+    profile = parse_profile(with_menu + LINKS + menu)
     mentions = [Mention("quest", 5, {"pointer": "/report/text", "offset": 0})]
     facts = Enricher(profile, research, capture_path=lambda s: s).run(mentions).facts
     ignored = [f["fact_id"] for f in facts if f.get("reason") == "value_not_followed"]

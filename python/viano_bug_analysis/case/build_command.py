@@ -131,7 +131,7 @@ def run_build(args: argparse.Namespace) -> int:
         fact_lines = summarize_all(built.facts)
     else:
         # How the no-reference line words the values: the profile's ignore_values.
-        ignored = {r.relation: r.ignore_values for r in profile.relationships} if profile else {}
+        ignored = {r.name: r.ignore_values for r in profile.references} if profile else {}
         fact_lines = summarize(built.facts, ignored)
     for fact_line in fact_lines:
         print("  " + fact_line)

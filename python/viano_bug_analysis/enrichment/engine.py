@@ -660,8 +660,13 @@ class Enricher:
         """Forward: every map entry on this table whose column names an entity in this row."""
         assert work.table is not None
         key_columns = self._profile.key_of(work.table)
+        # The entry a reverse lookup asked names, in each row, the entity it was asked
+        # for: following it forward again would only lead back.
+        came_by = (
+            work.purpose.get("relation") if work.purpose.get("direction") == "reverse" else None
+        )
         for ref in self._profile.references:
-            if ref.table != work.table or ref.column not in row:
+            if ref.table != work.table or ref.column not in row or ref.name == came_by:
                 continue
             if not references.when_holds(ref, row):
                 continue
@@ -917,7 +922,9 @@ class Enricher:
                 )
             return view
         assert origin.capture_sha256 is not None
-        id_column = next(iter(origin.key), origin.reference.column)
+        # The row named by a key column other than the one followed, where it has one.
+        column = origin.reference.column
+        id_column = next((c for c in origin.key if c != column), column)
         return {
             "table": origin.table,
             "id_column": id_column,

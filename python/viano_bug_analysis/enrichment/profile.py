@@ -584,6 +584,11 @@ def _references(
             if column not in columns:
                 where = f"{key}.column" if j == 0 else f"{key}.when[{j - 1}].column"
                 _invalid(where, f"{column} is not among the columns read of {table}")
+        symbol = item.get("symbol", False)
+        if symbol == ("holds" in item):
+            _invalid(f"{key}.holds", "give exactly one of holds (an entity type) and symbol")
+        if symbol and ("negative" in item or "separated_by" in item):
+            _invalid(f"{key}.symbol", "a symbol reference has no negative and no separated_by")
         for type_key in ("holds", "negative"):
             held = item.get(type_key)
             if held is not None and held not in entities:
@@ -599,7 +604,7 @@ def _references(
                 negative_means=item.get("negative_means"),
                 part_of=item.get("part_of", False),
                 expected=item.get("expected", False),
-                symbol=item.get("symbol", False),
+                symbol=symbol,
                 ignore_values=(
                     _scalars(item["ignore_values"]) if "ignore_values" in item else ignore
                 ),

@@ -160,7 +160,7 @@ def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
                 if links:
                     partial[user] = (
                         f"reaches {entity_type} IDs: their {table} rows are not read because "
-                        f"{why}; their own links are still asked: {', '.join(links)}"
+                        f"{why}; their part_of references are still asked: {', '.join(links)}"
                     )
                     continue
                 keys = need.keys.get(user, [])

@@ -105,6 +105,7 @@ class _Compact:
         groups: dict[str, _EmptyGroup] = {}
         mentions: dict[str, _Item] = {}
         not_followed: dict[str, tuple[_Item, list[Mapping[str, Any]]]] = {}
+        reached_entity: dict[str, list[Mapping[str, Any]]] = {}
         consumed: set[str] = set()
         for fact in self.facts:
             fact_id, kind = fact["fact_id"], fact["kind"]
@@ -124,7 +125,11 @@ class _Compact:
                 items.append(self._hits(fact, consumed))
             elif kind == "project_relationship":
                 # Its target came first and took it in, unless the query was refused.
-                if fact_id not in consumed:
+                if "query_sha256" not in fact["to"]:
+                    # Reached an entity without a table: told with that entity's rows.
+                    entity = f"{fact['to']['entity_type']} {fact['to']['value']}"
+                    reached_entity.setdefault(entity, []).append(fact)
+                elif fact_id not in consumed:
                     if "fact" in fact["to"]:
                         items.append(_Item({fact_id}, _line(fact, self.by_id) or ""))
                     else:
@@ -147,6 +152,17 @@ class _Compact:
                     items.append(_Item({fact_id}, line))
         for table, (item, ignored) in not_followed.items():
             self._fill_not_followed(item, table, ignored)
+        for entity, rels in reached_entity.items():
+            group = groups.get(entity)
+            if group is None:
+                origins = "; ".join(_unique(_origin(r["from"]) for r in rels))
+                items.append(_Item({r["fact_id"] for r in rels}, f"{origins} -> {entity}"))
+                continue
+            group.labels.update(r["fact_id"] for r in rels)
+            for rel in rels:
+                origin = _origin(rel["from"])
+                if origin not in group.reached:
+                    group.reached.append(origin)
         for group in groups.values():
             items.append(_Item(group.labels, _group_text(group)))
         # The reported revision frames every other line: it comes first.
@@ -412,6 +428,9 @@ def _line(fact: Mapping[str, Any], by_id: Facts) -> str | None:
         return f"{len(fact['rows'])} row(s) of {fact['table']} where {_filters(fact['filters'])}"
     if kind == "project_relationship":
         source, target = fact["from"], fact["to"]
+        if "query_sha256" not in target:  # an entity without a table of its own
+            reached = f"{target['entity_type']} {target['value']}"
+            return f"{fact['relation']}: {_origin(source)} -> {reached}"
         where = target.get("table") or f"symbol {target.get('symbol')}"
         named = ""
         target_fact = by_id.get(target.get("fact", ""))

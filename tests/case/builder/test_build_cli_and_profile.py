@@ -102,10 +102,7 @@ def test_build_shows_progress_and_a_readable_summary(
     listed = [line.strip() for line in listing.stdout.splitlines()[3:]]
     assert [_labels(line) for line in listed] == [{f["fact_id"]} for f in facts]
     assert any(
-        line.endswith(
-            "quest_start_item: quest_template ID=90001 StartItem=90003 -> "
-            "item_script_names (none in this table)"
-        )
+        line.endswith("quest_start_item: quest_template ID=90001 StartItem=90003 -> item 90003")
         for line in listed
     )
 
@@ -150,9 +147,10 @@ def test_the_vcore_profile_is_generic() -> None:
         Path(__file__).parents[3] / "python/viano_bug_analysis/profiles/vcore/enrichment.toml"
     ).read_text()
     assert "9000" not in text and "Wolpertinger" not in text
-    smart = next(r for r in profile.relationships if r.relation == "creature_smart_scripts")
-    assert [(f.column, f.operator, f.value) for f in smart.filters] == [("source_type", "eq", 0)]
-    assert {r.relation for r in profile.relationships if r.source == "source.symbol"} == {
+    smart = next(r for r in profile.references if r.name == "creature_smart_scripts")
+    assert [(f.column, f.operator, f.value) for f in smart.when] == [("source_type", "eq", 0)]
+    assert smart.negative == "creature_spawn" and smart.part_of
+    assert {r.name for r in profile.references if r.symbol} >= {
         "areatrigger_script_name",
         "creature_script_name",
         "creature_spawn_script_name",
@@ -163,7 +161,7 @@ def test_the_vcore_profile_is_generic() -> None:
     }
 
 
-REL = 'relation = "r"\nfrom_table = "q"\nfrom_column = "A"\nfrom_id_column = "ID"\n'
+REF = 'name = "r"\ntable = "q"\ncolumn = "ID"\n'
 BASE = 'format = "viano-enrichment-profile"\nformat_version = 1\nprofile = "p"\n'
 ENTITY = '[entities.quest]\ntable = "q"\ncolumn = "ID"\ncolumns = ["ID", "T"]\nname_column = "T"\n'
 
@@ -191,26 +189,19 @@ ENTITY = '[entities.quest]\ntable = "q"\ncolumn = "ID"\ncolumns = ["ID", "T"]\nn
             + '[[extract]]\nentity_type = "quest"\nin = "report.text"\npattern = "x"\n',
             "extract[0].pattern",
         ),
-        (
-            BASE + ENTITY + "[[relationships]]\n" + REL,
-            "relationships[0].table",
-        ),
+        (BASE + ENTITY + "[[references]]\n" + REF, "references[0].holds"),
         (
             BASE
             + ENTITY
-            + "[[relationships]]\n"
-            + REL
-            + 'table = "t"\ncolumn = "c"\ncolumns = ["c"]\n'
-            + 'filters = [{column = "c", operator = "like", value = "%x%"}]\n',
-            "relationships[0].filters[0].operator",
+            + "[[references]]\n"
+            + REF
+            + 'holds = "quest"\n'
+            + 'when = [{column = "ID", operator = "like", value = "%x%"}]\n',
+            "references[0].when[0].operator",
         ),
         (
-            BASE
-            + ENTITY
-            + "[[relationships]]\n"
-            + REL
-            + 'source = "source.symbol"\nwhen_column = "X"\n',
-            "relationships[0].when_value",
+            BASE + ENTITY + "[[references]]\n" + REF + 'symbol = true\nnegative = "quest"\n',
+            "references[0].symbol",
         ),
     ],
 )

@@ -195,28 +195,20 @@ table = "creature_template"
 column = "entry"
 columns = ["entry", "name"]
 name_column = "name"
-[[relationships]]
-relation = "starter_link"
-from_table = "quest_template"
-from_column = "ID"
-from_id_column = "ID"
+[tables.creature_queststarter]
+columns = ["id", "quest"]
+[[references]]
+name = "starter_link"
 table = "creature_queststarter"
 column = "quest"
-columns = ["id", "quest"]
-[[relationships]]
-relation = "starter"
-from_table = "creature_queststarter"
-from_column = "id"
-from_id_column = "quest"
+holds = "quest"
+part_of = true
+[[references]]
+name = "starter"
 table = "creature_queststarter"
 column = "id"
-columns = ["id", "quest"]
-[[relationships]]
-relation = "started_quest"
-from_table = "creature_queststarter"
-from_column = "quest"
-from_id_column = "id"
-entity_type = "quest"
+holds = "creature"
+part_of = true
 """
 
 
@@ -309,22 +301,18 @@ table = "creature_template"
 column = "entry"
 columns = ["entry", "name", "AIName", "KillCredit1"]
 name_column = "name"
-[[relationships]]
-relation = "smart_rows_when_smartai"
-from_table = "creature_template"
-from_column = "entry"
-from_id_column = "entry"
-table = "smart_scripts"
-column = "entryorguid"
-columns = ["entryorguid", "source_type", "id"]
-when_column = "AIName"
-when_value = "SmartAI"
-[[relationships]]
-relation = "kill_credit"
-from_table = "creature_template"
-from_column = "KillCredit1"
-from_id_column = "entry"
-entity_type = "creature"
+[[references]]
+name = "kill_credit_when_smartai"
+table = "creature_template"
+column = "KillCredit1"
+holds = "creature"
+when = [{ column = "AIName", operator = "eq", value = "SmartAI" }]
+ignore_values = ["null", ""]
+[[references]]
+name = "kill_credit"
+table = "creature_template"
+column = "KillCredit1"
+holds = "creature"
 ignore_values = ["null", ""]
 """
 
@@ -332,16 +320,24 @@ ignore_values = ["null", ""]
 def test_when_gates_and_ignore_values_override(
     tmp_path: Path, counting: CountingResearch, research_setup: ResearchSetup
 ) -> None:
-    # Creature 90002 has AIName '' (gate closed) and KillCredit1 = 0, which this
+    # Creature 90002 has AIName '' (the when of the first entry fails) and KillCredit1 = 0,
+    # which this
     # profile's ignore_values (without 0) makes a followed value.
     profile = parse_profile(WHEN_PROFILE.encode())
     built = builder(
         case_spec(tmp_path / "inputs"), tmp_path / "p", counting, research_setup, profile=profile
     ).build()
-    relations = [f["relation"] for f in built.facts if f["kind"] == "project_relationship"]
-    assert "smart_rows_when_smartai" not in relations
+    relations = [
+        f["relation"]
+        for f in built.facts
+        if f["kind"] == "project_relationship" and f["direction"] == "forward"
+    ]
     assert relations == ["kill_credit"]
-    empty = [f for f in built.facts if f["kind"] == "project_empty_result"]
+    empty = [
+        f
+        for f in built.facts
+        if f["kind"] == "project_empty_result" and f["purpose"].get("direction") == "forward"
+    ]
     assert [f["filters"][0]["value"] for f in empty] == [0]
 
 

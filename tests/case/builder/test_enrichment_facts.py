@@ -85,13 +85,13 @@ def test_fixture_case_facts_with_provenance(
     }
 
     # The start item (a net), followed from the StartItem column. The real world
-    # DB has no item_template: the item is reached through its script-name and
-    # addon tables, and has no name fact.
+    # DB has no item_template: the item is reached as an entity without a table,
+    # whose part_of rows (script name, addon) are read; it has no name fact.
     start = next(
         f for f in of_kind(facts, "project_relationship") if f["relation"] == "quest_start_item"
     )
-    assert start["from"]["value"] == 90003 and start["to"]["entity_type"] == "item"
-    assert start["to"]["table"] == "item_script_names"
+    assert start["from"]["value"] == 90003
+    assert start["to"] == {"entity_type": "item", "value": 90003}
     assert captured(package, start["from"]) == 90003
     assert ("item", 90003) not in entities
     addon = next(f for f in of_kind(facts, "project_rows") if f["table"] == "item_template_addon")
@@ -101,7 +101,7 @@ def test_fixture_case_facts_with_provenance(
     starter = next(
         f
         for f in of_kind(facts, "project_relationship")
-        if f["relation"] == "quest_creature_starter"
+        if f["relation"] == "quest_creature_starter" and f["direction"] == "forward"
     )
     assert starter["from"]["table"] == "creature_queststarter" and starter["to"]["value"] == 90000
     assert entities[("creature", 90000)]["name"] == "Wendelin Jäger"
