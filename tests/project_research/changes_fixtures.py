@@ -128,7 +128,7 @@ def reference(repo: Path, since: str, pinned: str, terms: Sequence[str], skip: s
         if line.startswith("+++ "):
             path = old_path if line == "+++ /dev/null" else line[6:]
             continue
-        if commit is None or path is None or path in skip or not line[:1] in "+-":
+        if commit is None or path is None or path in skip or line[:1] not in "+-":
             continue
         text = line[1:]
         if word_of(terms, text) is None:

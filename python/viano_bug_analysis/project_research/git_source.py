@@ -52,8 +52,8 @@ import threading
 import time
 import weakref
 from collections import Counter
-from datetime import UTC, datetime
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
