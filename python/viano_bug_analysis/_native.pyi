@@ -102,6 +102,39 @@ class GitRepository:
     def relate(
         self, reported: str, pinned: str, *, max_commits: int, timeout_s: float
     ) -> tuple[str, int | None, int | None, list[str], int, str | None]: ...
+    def changes(
+        self,
+        since: str,
+        pinned: str,
+        terms: list[str],
+        *,
+        prefix: str | None,
+        max_walk_commits: int,
+        max_commits: int,
+        max_blobs: int,
+        max_file_bytes: int,
+        max_changes: int,
+        max_chars: int,
+        timeout_s: float,
+    ) -> tuple[
+        str,
+        str | None,
+        int,
+        int,
+        int,
+        str | None,
+        int,
+        list[
+            tuple[
+                str,
+                int,
+                str | None,
+                int,
+                list[tuple[str | bytes, str, int, str, bool, str, int]],
+            ]
+        ],
+        list[tuple[str | bytes, str]],
+    ]: ...
     def sha256(self, blob_ids: list[str], *, timeout_s: float) -> list[str]: ...
     def flush(self) -> None: ...
     def disk_cache_info(self) -> tuple[int, int, int, int] | None: ...

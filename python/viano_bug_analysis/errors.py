@@ -451,6 +451,7 @@ class ResearchError(VbaError):
             "provider_result_invalid",
             "query_timeout",
             "selection_too_large",
+            "since_not_ancestor",
             "table_not_allowed",
             "table_not_found",
             "unknown_column",

@@ -249,8 +249,9 @@ def rendered_shape(shape: str) -> Any:
     """An operation's argument shape (``"text": string, "limit?": integer``) as a value."""
     shape = re.sub(r'("[^"]*")(?: \| "[^"]*")+', r"\1", shape)  # an enum: its first value
     shape = shape.replace("{name: scalar}", '{"ID": 1}')
-    # The one patterned string no "x" satisfies: a commit ID of hex digits.
+    # The patterned strings no "x" satisfies: commit IDs of hex digits.
     shape = shape.replace('"revision": string', '"revision": "0123abc"')
+    shape = shape.replace('"since": string', '"since": "' + "0" * 40 + '"')
     shape = re.sub(r'"([A-Za-z_]+)\?"', r'"\1"', shape)  # an optional name, given
     shape = re.sub(
         r'"[^"]*"|\b(' + "|".join(SHAPE_VALUES) + r")\b",

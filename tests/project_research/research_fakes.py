@@ -204,6 +204,63 @@ class FakeGit:
             "incomplete_reason": None,
         }
 
+    def changes(
+        self,
+        *,
+        since: str,
+        terms: Sequence[str],
+        path_prefix: str | None,
+        offset: int,
+        limit: int,
+    ) -> dict[str, Any]:
+        """One commit after ``since`` adds one line naming the first term."""
+        self._record("changes", since=since, terms=list(terms), path_prefix=path_prefix)
+        commits = [
+            {
+                "commit": "c" * 40,
+                "summary": "Fix the quest",
+                "summary_truncated": False,
+                "author_time": "2024-01-01T00:00:00Z",
+                "changes_total": 1,
+                "changes_truncated": False,
+                "changes": [
+                    {
+                        "path": "sql/updates/1.sql",
+                        "side": "added",
+                        "line": 1,
+                        "text": f"-- {terms[0]}",
+                        "text_truncated": False,
+                        "blob": BLOB,
+                        "term": terms[0],
+                    }
+                ],
+            }
+        ]
+        page = commits[offset : offset + limit]
+        return {
+            "origin": self.origin,
+            "total": 1,
+            "offset": offset,
+            "limit": limit,
+            "returned": len(page),
+            "truncated": False,
+            "next_offset": None,
+            "since": since,
+            "pinned_commit": COMMIT,
+            "terms": list(terms),
+            "path_prefix": path_prefix,
+            "relation": "ancestor",
+            "range_commits": 3,
+            "commits_examined": 3,
+            "commits_visited": 4,
+            "blobs_compared": 2,
+            "limits": {"walk_commits": 1000, "commits": 100, "blobs": 100},
+            "complete": True,
+            "incomplete_reasons": [],
+            "skipped": {"total": 0, "by_reason": {}, "paths": [], "paths_truncated": False},
+            "commits": page,
+        }
+
     def close(self) -> None:
         self.closed = True
 

@@ -91,6 +91,23 @@ VALID: dict[str, list[dict[str, Any]]] = {
         {"kind": "source.revision", "revision": "0123abc"},
         {"kind": "source.revision", "revision": "0123456789abcdef0123456789abcdef01234567"},
     ],
+    "source.changes": [
+        {
+            "kind": "source.changes",
+            "since": "0123456789abcdef0123456789abcdef01234567",
+            "terms": ["26290", "npc_thrall", "QUEST_KILLING_TIME"],
+            "offset": 0,
+            "limit": 50,
+        },
+        {
+            "kind": "source.changes",
+            "since": "0123456789abcdef0123456789abcdef01234567",
+            "terms": ["x" * 256] * 32,
+            "path_prefix": "sql/updates/",
+            "offset": 50,
+            "limit": 1,
+        },
+    ],
     "database.tables": [
         {"kind": "database.tables", "offset": 0, "limit": 50},
         {

@@ -143,7 +143,8 @@ class McpTools:
                     "allowlisted database tables (read-only; no SQL, values travel as "
                     "parameters). Kinds: source.files, source.search, source.symbol, "
                     "source.registration, source.schema, source.read, source.revision, "
-                    "database.tables, database.schema, database.rows, database.count.",
+                    "source.changes, database.tables, database.schema, database.rows, "
+                    "database.count.",
                     load_schema("project-query-v1"),
                     load_schema("project-result-v1"),
                 )

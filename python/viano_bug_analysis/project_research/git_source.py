@@ -53,6 +53,7 @@ import time
 import weakref
 from collections import Counter
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,12 @@ MAX_SYMBOL_CHARS = 256
 MAX_OFFSET = 2**31 - 1
 REVISION_CANDIDATES_LISTED = 10
 """Most commits an ambiguous abbreviated ID names in its answer (all are counted)."""
+CHANGES_PAGE_LIMIT = 50
+"""Most commits one ``changes`` page lists."""
+CHANGES_PER_COMMIT = 20
+"""Most changed lines listed per commit (all are counted)."""
+SUMMARY_CHARS = 200
+"""Longest commit summary shown (the first line of the message)."""
 
 
 REGISTRATION_NOTE = (
@@ -81,6 +88,8 @@ REGISTRATION_NOTE = (
 )
 
 _COMMIT = re.compile(r"[0-9a-fA-F]{40}")
+_TERM = re.compile(r"[A-Za-z0-9_]{1,256}")
+MAX_TERMS = 32
 _REVISION = re.compile(r"[0-9a-f]{7,40}")
 
 # Sources with a persistent cache: the native side writes a search's texts
@@ -122,6 +131,8 @@ class GitSource:
         disk_cache: str | os.PathLike[str] | None = None,
         disk_cache_bytes: int = 2 << 30,
         max_walk_commits: int = 200_000,
+        max_change_commits: int = 5_000,
+        max_change_blobs: int = 20_000,
     ) -> None:
         if not isinstance(commit, str) or _COMMIT.fullmatch(commit) is None:
             raise ResearchError(
@@ -145,6 +156,8 @@ class GitSource:
         self.max_line_chars = _positive(max_line_chars, "max_line_chars")
         self.max_page = _positive(max_page, "max_page")
         self.max_walk_commits = _positive(max_walk_commits, "max_walk_commits")
+        self.max_change_commits = _positive(max_change_commits, "max_change_commits")
+        self.max_change_blobs = _positive(max_change_blobs, "max_change_blobs")
         self.timeout_s = float(timeout_s)
         self.cache_bytes = cache_bytes
         self.disk_cache = None if disk_cache is None else Path(disk_cache)
@@ -374,6 +387,90 @@ class GitSource:
             "incomplete_reason": incomplete,
         }
 
+    def changes(
+        self,
+        *,
+        since: str,
+        terms: Sequence[str],
+        path_prefix: str | None,
+        offset: int,
+        limit: int,
+    ) -> dict[str, Any]:
+        """The commits of ``since..pinned`` whose change adds or removes a line
+        naming a term (``docs/project-research-v1.md``, "Changed since a commit").
+
+        ``since`` must be an ancestor of the pinned commit (or the commit
+        itself, which has no range); anything else is refused with
+        ``since_not_ancestor``. Bounded by ``max_walk_commits`` (the walk that
+        finds the range), ``max_change_commits`` (commits examined, newest
+        first) and ``max_change_blobs`` (distinct blobs compared); a bound
+        reached makes the answer incomplete and says which.
+        """
+        if not isinstance(since, str) or _COMMIT.fullmatch(since) is None:
+            raise _request_error("since", "not_a_full_commit_id")
+        since = since.lower()
+        terms = _terms(terms)
+        prefix = self._prefix(path_prefix)
+        offset, limit = self._page(offset, limit)
+        if limit > CHANGES_PAGE_LIMIT:
+            raise ResearchError(
+                "limit_exceeded",
+                f"a changes page lists at most {CHANGES_PAGE_LIMIT} commits",
+                {"argument": "limit", "limit": CHANGES_PAGE_LIMIT},
+            )
+        deadline = self._deadline()
+        self._listing(deadline)  # opens the repository; the pinned commit must be there
+        assert self._repo is not None
+        _, count, _ = self._repo.resolve_revision(since, max_listed=1)
+        if count == 0:
+            raise _not_ancestor("not_in_repository")
+        relation, incomplete, visited, range_commits, examined, stop, blobs, commits, skipped = (
+            self._repo.changes(
+                since,
+                self.commit,
+                list(terms),
+                prefix=prefix,
+                max_walk_commits=self.max_walk_commits,
+                max_commits=self.max_change_commits,
+                max_blobs=self.max_change_blobs,
+                max_file_bytes=self.max_file_bytes,
+                max_changes=CHANGES_PER_COMMIT,
+                max_chars=self.max_line_chars,
+                timeout_s=_left(deadline),
+            )
+        )
+        if relation not in ("ancestor", "same", "undetermined"):
+            raise _not_ancestor(relation)
+        reasons = [(_display(path), reason) for path, reason in skipped]
+        why = [incomplete] if incomplete else []
+        if stop:
+            why.append(stop)
+        if any(reason in COVERAGE_GAPS for _, reason in reasons):
+            why.append("files_skipped")
+        page = commits[offset : offset + limit]
+        return {
+            **self._paging(len(commits), offset, limit, len(page)),
+            "since": since,
+            "pinned_commit": self.commit,
+            "terms": list(terms),
+            "path_prefix": prefix,
+            "relation": relation,
+            "range_commits": range_commits if relation != "undetermined" else None,
+            "commits_examined": examined,
+            "commits_visited": visited,
+            "blobs_compared": blobs,
+            "limits": {
+                "walk_commits": self.max_walk_commits,
+                "commits": self.max_change_commits,
+                "blobs": self.max_change_blobs,
+                "changes_per_commit": CHANGES_PER_COMMIT,
+            },
+            "complete": not why,
+            "incomplete_reasons": why,
+            "skipped": _skipped_summary(reasons),
+            "commits": [_changed_commit(commit, terms) for commit in page],
+        }
+
     # --- the shared search ----------------------------------------------
 
     def _search(
@@ -525,6 +622,58 @@ def _skipped_summary(skipped: Sequence[tuple[str, str]]) -> dict[str, Any]:
         "paths": [{"path": p, "reason": r} for p, r in skipped[:SKIPPED_PATH_LIMIT]],
         "paths_truncated": len(skipped) > SKIPPED_PATH_LIMIT,
     }
+
+
+def _changed_commit(commit: tuple[Any, ...], terms: Sequence[str]) -> dict[str, Any]:
+    oid, author_time, summary, total, changes = commit
+    shown = None if summary is None else summary[:SUMMARY_CHARS]
+    return {
+        "commit": oid,
+        "summary": shown,
+        "summary_truncated": summary is not None and len(summary) > SUMMARY_CHARS,
+        "author_time": _utc(author_time),
+        "changes_total": total,
+        "changes_truncated": total > len(changes),
+        "changes": [
+            {
+                "path": _display(path),
+                "side": side,
+                "line": line,
+                "text": text,
+                "text_truncated": truncated,
+                "blob": blob,
+                "term": terms[term],
+            }
+            for path, side, line, text, truncated, blob, term in changes
+        ],
+    }
+
+
+def _utc(seconds: int) -> str | None:
+    """ISO-8601 UTC; None for a time no calendar date holds (a crafted commit)."""
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC).isoformat().replace("+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _terms(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not 1 <= len(value) <= MAX_TERMS:
+        raise _request_error("terms", "not_1_to_32_words")
+    for term in value:
+        if not isinstance(term, str) or _TERM.fullmatch(term) is None:
+            raise _request_error("terms", "not_a_word")
+    return tuple(value)
+
+
+def _not_ancestor(relation: str) -> ResearchError:
+    # An empty answer for a commit off the pinned history would read as
+    # "nothing changed since", which the range cannot say.
+    return ResearchError(
+        "since_not_ancestor",
+        f"since is no ancestor of the pinned commit ({relation})",
+        {"argument": "since", "relation": relation},
+    )
 
 
 def _prefix_unmatched() -> ResearchError:

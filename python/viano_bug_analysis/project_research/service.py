@@ -57,6 +57,7 @@ SOURCE_KINDS = (
     "source.schema",
     "source.read",
     "source.revision",
+    "source.changes",
 )
 DATABASE_KINDS = ("database.tables", "database.schema", "database.rows", "database.count")
 KINDS = SOURCE_KINDS + DATABASE_KINDS
@@ -99,6 +100,16 @@ class SourceProvider(Protocol):
     def read(self, *, path: str, start_line: int, end_line: int) -> dict[str, Any]: ...
 
     def revision(self, *, revision: str) -> dict[str, Any]: ...
+
+    def changes(
+        self,
+        *,
+        since: str,
+        terms: Sequence[str],
+        path_prefix: str | None,
+        offset: int,
+        limit: int,
+    ) -> dict[str, Any]: ...
 
 
 class DatabaseProvider(Protocol):
@@ -270,6 +281,8 @@ def coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, A
     if kind == "source.revision":
         # Complete unless the walk stopped before the relation was known.
         return {"complete": result.get("complete") is True}
+    if kind == "source.changes":
+        return _changes_coverage(query, result)
     if kind in SOURCE_KINDS:
         return _source_coverage(query, result)
     if kind == "database.rows":
@@ -289,6 +302,18 @@ def coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, A
             "tables_missing": len(result.get("missing", ())),
         }
     return {"complete": True}  # database.schema and database.count answer in full
+
+
+def _changes_coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+    paging = _paging(result, query)
+    by_reason: Mapping[str, int] = (result.get("skipped") or {}).get("by_reason", {})
+    whole = paging["offset"] == 0 and paging["next_offset"] is None
+    return {
+        "complete": whole and result.get("complete") is True,
+        **paging,
+        "files_skipped": sum(by_reason.values()),
+        "files_unsearched": sum(n for r, n in by_reason.items() if r in COVERAGE_GAPS),
+    }
 
 
 def _source_coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
@@ -405,6 +430,14 @@ class ProjectResearch:
             )
         elif kind == "source.revision":
             result = git.revision(revision=query["revision"])
+        elif kind == "source.changes":
+            result = git.changes(
+                since=query["since"],
+                terms=query["terms"],
+                path_prefix=prefix,
+                offset=query["offset"],
+                limit=query["limit"],
+            )
         else:
             result = git.read(
                 path=query["path"], start_line=query["start_line"], end_line=query["end_line"]

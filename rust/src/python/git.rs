@@ -13,7 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::core::git::{
-    deadline_after, path_problem, CommitTree, DiskCacheConfig, GitStore, Selection, TreeEntry,
+    deadline_after, path_problem, ChangesQuery, CommitTree, DiskCacheConfig, GitStore, Selection,
+    TreeEntry,
 };
 use crate::core::line_search::Page;
 use crate::core::text::truncate_chars;
@@ -131,6 +132,91 @@ impl PyGitRepository {
         ))
     }
 
+    /// The commits of `since..pinned` whose change against the first parent
+    /// adds or removes a line naming a term (`core::git::store_changes`):
+    /// `(relation, incomplete, commits_visited, range_commits, examined,
+    /// stop, blobs, commits, skipped)`; each commit `(oid, author_time,
+    /// summary, changes_total, changes)`, each change `(path, side, line,
+    /// text, text_truncated, blob, term index)`; skipped `(path, reason)`.
+    #[pyo3(signature = (since, pinned, terms, *, prefix, max_walk_commits, max_commits,
+                        max_blobs, max_file_bytes, max_changes, max_chars, timeout_s))]
+    #[allow(clippy::too_many_arguments)]
+    fn changes<'py>(
+        &self,
+        py: Python<'py>,
+        since: &str,
+        pinned: &str,
+        terms: Vec<String>,
+        prefix: Option<&str>,
+        max_walk_commits: u64,
+        max_commits: usize,
+        max_blobs: usize,
+        max_file_bytes: u64,
+        max_changes: usize,
+        max_chars: usize,
+        timeout_s: f64,
+    ) -> PyResult<PyChanges<'py>> {
+        let deadline = deadline_after(timeout_s)?;
+        let store = Arc::clone(&self.store);
+        let query = ChangesQuery {
+            since,
+            pinned,
+            terms: &terms,
+            prefix: prefix.map(str::as_bytes),
+            max_walk_commits,
+            max_commits,
+            max_blobs,
+            max_file_bytes,
+            max_changes,
+        };
+        let outcome = py.detach(|| store.changes(&query, ALL_CORES, deadline))?;
+        let commits = outcome
+            .commits
+            .iter()
+            .map(|commit| {
+                let changes = commit
+                    .changes
+                    .iter()
+                    .map(|change| {
+                        let (shown, truncated) = truncate_chars(&change.text, max_chars);
+                        (
+                            path_object(py, &change.path),
+                            change.side.as_str(),
+                            change.line,
+                            PyString::new(py, shown),
+                            truncated,
+                            change.blob.to_string(),
+                            change.term,
+                        )
+                    })
+                    .collect();
+                (
+                    commit.oid.to_string(),
+                    commit.meta.author_time,
+                    commit.meta.summary.clone(),
+                    commit.changes_total,
+                    changes,
+                )
+            })
+            .collect();
+        let skipped = outcome
+            .skipped
+            .iter()
+            .map(|(path, reason)| (path_object(py, path), reason.as_str()))
+            .collect();
+        Ok((
+            outcome.relation.kind.as_str(),
+            outcome.relation.incomplete.map(|why| why.as_str()),
+            outcome.relation.commits_visited,
+            outcome.range_commits,
+            outcome.examined,
+            outcome.stop.map(|stop| stop.as_str()),
+            outcome.blobs,
+            commits,
+            skipped,
+        ))
+    }
+
     /// Lower-case hex SHA-256 of each blob's bytes.
     #[pyo3(signature = (blob_ids, *, timeout_s))]
     fn sha256(
@@ -190,6 +276,30 @@ type PyRelation = (
     Vec<String>,
     u64,
     Option<&'static str>,
+);
+/// `(path, side, line, text, text_truncated, blob_id, term)`
+type PyLineChange<'py> = (
+    Bound<'py, PyAny>,
+    &'static str,
+    u32,
+    Bound<'py, PyString>,
+    bool,
+    String,
+    u16,
+);
+/// `(oid, author_time, summary, changes_total, changes)`
+type PyCommitChanges<'py> = (String, i64, Option<String>, usize, Vec<PyLineChange<'py>>);
+/// See `PyGitRepository::changes`.
+type PyChanges<'py> = (
+    &'static str,
+    Option<&'static str>,
+    u64,
+    usize,
+    usize,
+    Option<&'static str>,
+    usize,
+    Vec<PyCommitChanges<'py>>,
+    Vec<PySkipped<'py>>,
 );
 /// `(path, blob_id, line, text, text_truncated)`
 type PyHit<'py> = (Bound<'py, PyAny>, String, usize, Bound<'py, PyString>, bool);

@@ -197,17 +197,70 @@ pub fn relate(
     max_commits: u64,
     deadline: Option<Instant>,
 ) -> CoreResult<Relation> {
+    walk_relation(repo, reported, pinned, max_commits, deadline).map(|(relation, _)| relation)
+}
+
+/// One commit of a range: its ID, committer time and first parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeCommit {
+    pub oid: ObjectId,
+    pub committer_time: i64,
+    pub first_parent: Option<ObjectId>,
+}
+
+/// [`relate`], plus the commits reachable from `pinned` and not from
+/// `since` (`git log since..pinned`) when the relation is known: newest
+/// first by committer time, ties in ID order. The same walk counts
+/// `pinned_only`, so the list holds exactly that many commits.
+pub fn range(
+    repo: &Objects,
+    since: &ObjectId,
+    pinned: &ObjectId,
+    max_commits: u64,
+    deadline: Option<Instant>,
+) -> CoreResult<(Relation, Vec<RangeCommit>)> {
+    let (relation, walk) = walk_relation(repo, since, pinned, max_commits, deadline)?;
+    let Some(walk) = walk.filter(|_| relation.incomplete.is_none()) else {
+        return Ok((relation, Vec::new()));
+    };
+    let mut commits: Vec<RangeCommit> = walk
+        .nodes
+        .iter()
+        .filter(|node| node.marks & BOTH == PINNED)
+        .map(|node| RangeCommit {
+            oid: node.oid,
+            committer_time: node.time,
+            first_parent: node.parents.first().copied(),
+        })
+        .collect();
+    commits.sort_by(|a, b| {
+        b.committer_time
+            .cmp(&a.committer_time)
+            .then(a.oid.cmp(&b.oid))
+    });
+    Ok((relation, commits))
+}
+
+/// The relation and, unless the commits are the same, the walk that found it.
+fn walk_relation<'r>(
+    repo: &'r Objects,
+    reported: &ObjectId,
+    pinned: &ObjectId,
+    max_commits: u64,
+    deadline: Option<Instant>,
+) -> CoreResult<(Relation, Option<Walk<'r>>)> {
     commit_header(repo, pinned)?;
     commit_header(repo, reported)?;
     if reported == pinned {
-        return Ok(Relation {
+        let same = Relation {
             kind: RelationKind::Same,
             pinned_only: Some(0),
             reported_only: Some(0),
             merge_bases: vec![*pinned],
             commits_visited: 0,
             incomplete: None,
-        });
+        };
+        return Ok((same, None));
     }
     let mut walk = Walk {
         repo,
@@ -224,7 +277,9 @@ pub fn relate(
     for (oid, side) in [(pinned, PINNED), (reported, REPORTED)] {
         match walk.load(oid)? {
             Loaded::At(at) => walk.mark(at, side),
-            Loaded::Missing | Loaded::OverLimit => return Ok(walk.stopped(Incomplete::WalkLimit)),
+            Loaded::Missing | Loaded::OverLimit => {
+                return Ok((walk.stopped(Incomplete::WalkLimit), None))
+            }
         }
     }
     let mut steps = 0u64;
@@ -253,12 +308,12 @@ pub fn relate(
                 // sides and counted by neither; below any other, counts are
                 // unknown.
                 Loaded::Missing => walk.missing_parent |= marks & STALE == 0,
-                Loaded::OverLimit => return Ok(walk.stopped(Incomplete::WalkLimit)),
+                Loaded::OverLimit => return Ok((walk.stopped(Incomplete::WalkLimit), None)),
             }
         }
     }
     check_deadline(deadline)?;
-    Ok(walk.outcome())
+    Ok((walk.outcome(), Some(walk)))
 }
 
 impl Walk<'_> {

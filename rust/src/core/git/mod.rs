@@ -10,10 +10,13 @@
 //!   (`mapped`: the one module that maps a file, and so uses `unsafe`);
 //! - `history`: an abbreviated commit ID resolved, and a reported commit
 //!   related to the pinned one by a bounded merge-base walk;
+//! - `changes`: term lines, the line diff and the tree diff of a commit
+//!   range (`source.changes`);
 //! - `store`: `GitStore`, the opened repository the bindings call.
 //!
 //! Dependencies point one way: `store` → `location`, `cache`, `disk_cache`,
-//! `tree`, `history`, `objects`; `history` → `objects`; `cache` and `disk_cache` → `tree` (its `SkipReason`); `tree` → `paths`,
+//! `tree`, `history`, `changes`, `objects`; `history` → `objects`; `changes` →
+//! `objects`, `tree` (its `SkipReason`); `cache` and `disk_cache` → `tree` (its `SkipReason`); `tree` → `paths`,
 //! `objects`; `objects`, `paths` and `location` use no other module here.
 //!
 //! # Why an in-process reader (gix-odb) and not `git cat-file --batch`
@@ -42,6 +45,7 @@
 //! Python); a core error met on the way keeps its own code.
 
 pub mod cache;
+pub mod changes;
 pub mod disk_cache;
 pub mod history;
 pub mod location;
@@ -49,6 +53,7 @@ mod mapped;
 pub mod objects;
 pub mod paths;
 pub mod store;
+mod store_changes;
 pub mod tree;
 
 #[cfg(test)]
@@ -65,4 +70,7 @@ pub use history::{Incomplete, PrefixMatch, Relation, RelationKind};
 pub use objects::{deadline_after, parse_oid};
 pub use paths::path_problem;
 pub use store::{DiskCacheConfig, GitStore, SearchOutcome};
+pub use store_changes::{
+    ChangeSide, ChangesOutcome, ChangesQuery, ChangesStop, CommitChanges, LineChange,
+};
 pub use tree::{CommitTree, EntryKind, Filter, Selection, SkipReason, TreeEntry};

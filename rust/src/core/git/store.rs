@@ -81,7 +81,7 @@ impl GitStore {
 
     /// A handle for one thread, with the delta-base cache git's default
     /// configuration gives (64 entries).
-    fn handle(&self) -> Objects {
+    pub(super) fn handle(&self) -> Objects {
         let mut handle = self.objects.to_cache_arc();
         handle.set_pack_cache(|| Box::<gix_pack::cache::lru::StaticLinkedList<64>>::default());
         handle
@@ -193,7 +193,7 @@ impl GitStore {
     /// CPU cache (a search scans a text right after inflating it, instead of
     /// reading all texts from memory again in a second pass). Blobs read
     /// from git go to the persistent cache if `store_on_disk`.
-    fn load<X: Clone + Send>(
+    pub(super) fn load<X: Clone + Send>(
         &self,
         blobs: &[(ObjectId, u64)],
         max_bytes: u64,
@@ -548,7 +548,7 @@ impl GitStore {
     /// with its own repository handle (and so its own delta-base cache) and
     /// one scratch buffer that every blob it inflates reuses.
     /// The first error (or the deadline) stops every worker.
-    fn map_blobs<T: Sync, R: Send>(
+    pub(super) fn map_blobs<T: Sync, R: Send>(
         &self,
         items: &[T],
         threads: usize,

@@ -555,7 +555,7 @@ impl<'a> LineCursor<'a> {
     }
 }
 
-fn at_token_boundary(hay: &[u8], start: usize, end: usize) -> bool {
+pub(crate) fn at_token_boundary(hay: &[u8], start: usize, end: usize) -> bool {
     let before_ok = start == 0 || !is_identifier_byte(hay[start - 1]);
     let after_ok = end >= hay.len() || !is_identifier_byte(hay[end]);
     before_ok && after_ok
