@@ -56,6 +56,7 @@ from viano_bug_analysis.case.report_revision import (
     journaled_revision_step,
 )
 from viano_bug_analysis.durable import PackageLayout, create_package_root, relative
+from viano_bug_analysis.enrichment.changes import changes_since_report
 from viano_bug_analysis.enrichment.engine import Enricher
 from viano_bug_analysis.enrichment.extract import (
     MemberLines,
@@ -383,6 +384,7 @@ class CaseBuilder:
             journal.run,
             capture_path=lambda sha: f"{captures_rel}/{sha}.json",
             progress=self._progress,
+            phases=[changes_since_report(reported.fact)],
         )
         run = enricher.run(found)
         journal.finished_cleanly()
