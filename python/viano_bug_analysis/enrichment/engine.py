@@ -17,7 +17,8 @@ that something happened at runtime or caused the bug.
 from __future__ import annotations
 
 import re
-from collections import deque
+import heapq
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,7 +160,10 @@ class Enricher:
         self._progress = progress or (lambda _text: None)
         self._facts: list[dict[str, Any]] = []
         self._queries: list[dict[str, Any]] = []
-        self._queue: deque[_Work] = deque()
+        # (depth, class, order, work): breadth first, and within one depth the
+        # entities themselves before the rows naming them (``_class``).
+        self._queue: list[tuple[int, int, int, _Work]] = []
+        self._order = itertools.count()
         self._pending: dict[str, _Work] = {}  # query key -> queued work
         self._done: dict[str, StepOutcome] = {}  # query key -> answer
         self._targets: dict[str, str | None] = {}  # query key -> the fact its answer gave
@@ -233,7 +237,7 @@ class Enricher:
         for entity_type, entity_id in sorted(entities):
             self._entity_links(entity_type, entity_id, 0, None, None, mentioned=True)
         while self._queue:
-            work = self._queue.popleft()
+            work = heapq.heappop(self._queue)[-1]
             key = _key(work.query)
             del self._pending[key]
             outcome = self._ask(work)
@@ -464,7 +468,7 @@ class Enricher:
             self._pending[key].origins.extend(work.origins)
             return
         self._pending[key] = work
-        self._queue.append(work)
+        heapq.heappush(self._queue, (work.depth, _class(work), next(self._order), work))
 
     def _skip(self, work: _Work, reason: str) -> None:
         self._fact(
@@ -997,8 +1001,22 @@ def _constant_pattern(prefixes: Sequence[str], entity_id: int) -> re.Pattern[str
     )
 
 
+def _class(work: _Work) -> int:
+    """Which of one depth's queries go first when the budget may not reach them all:
+    entity lookups and forward references (what an entity is), then the source
+    (its constants and scripts), then the rows belonging to it (part_of), then
+    the other rows naming it."""
+    purpose = work.purpose
+    if purpose["kind"] == "relationship" and purpose.get("direction") == "reverse":
+        return 2 if purpose.get("part_of") else 3
+    return 1 if work.table is None else 0
+
+
 def _purpose(ref: Reference, direction: str) -> dict[str, Any]:
-    return {"kind": "relationship", "relation": ref.name, "direction": direction}
+    purpose = {"kind": "relationship", "relation": ref.name, "direction": direction}
+    if direction == "reverse" and ref.part_of:
+        purpose["part_of"] = True
+    return purpose
 
 
 def _key(query: Mapping[str, Any]) -> str:
@@ -1017,6 +1035,8 @@ def _describe(work: _Work) -> str:
         return f"{purpose['entity_type']} {purpose['entity_id']}"
     if purpose["kind"] == "candidate_lookup":
         return f"{purpose['count']} candidates in {work.table}.{purpose['column']}"
+    if "relation" not in purpose:  # a build phase's own query
+        return str(purpose["kind"]).replace("_", " ")
     target = work.table or f"symbol {work.query['symbol']}"
     return f"{purpose['relation']} -> {target}"
 
