@@ -30,7 +30,7 @@ from viano_bug_analysis.enrichment.engine import Enricher
 from viano_bug_analysis.enrichment.extract import Mention
 from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile, Reference
-from viano_bug_analysis.enrichment.profile_check import needs
+from viano_bug_analysis.enrichment.profile_check import check_profile, needs
 from viano_bug_analysis.project_research.mariadb_source import MariaDbSource
 
 PROFILE = vcore_profile().in_database(WORLD_DATABASE)
@@ -256,6 +256,18 @@ def test_a_quest_reaches_the_siblings_of_its_exclusive_group(world: MariaDbSourc
     # 93201's group 93999 holds 93203 as well; 93202, reached by NextQuestID, is
     # alone in group -93998: a signed group is a group of its own.
     assert groups == {93999: {93201, 93203}, -93998: {93202}}
+
+
+def test_the_profile_check_of_the_fixture_world_is_clean(world: MariaDbSource) -> None:
+    # Every table and column of the map exists in the real-schema fixture with
+    # a fitting type; a list column (creature_template_addon.auras) is text.
+    def schema(query: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {"result": world.schema(database=query.get("database"), table=query["table"])}
+
+    report = check_profile(PROFILE, schema)
+    assert report["blocked"] == [] and report["partial"] == []
+    assert report["ok"] is True
+    assert {t["status"] for t in report["tables"]} == {"present"}
 
 
 __all__ = ["mariadb"]  # the session fixture of the test MariaDB, used here
