@@ -6,8 +6,11 @@ rows named in tests/enrichment/reference_map_cases.py:
 * reverse: the entry's ``reverse_query`` for the entity, run on the
   throwaway MariaDB, finds the fixture row, and a build that mentions the
   entity reads that row through the entry;
-* forward: the row read by its key names the entity through the entry, the
-  entity's own table has it, and the build follows the entry from the row.
+* forward: the row read by its key names the entity through the entry and
+  the entity's own table has it; a build of the entity owning a row of its
+  own table (quest_template, creature_template, the spawn tables) follows the
+  entry from that row. (A build does not follow the entry a reverse lookup
+  came by back to where it started.)
 
 Without the test MariaDB these tests skip (``make test`` starts one).
 """
@@ -209,7 +212,7 @@ def _purpose(fact: Mapping[str, Any], ref: Reference, direction: str) -> bool:
 
 
 @pytest.mark.parametrize(("ref", "entity_type", "entity_id"), list(_cases()))
-def test_a_build_of_the_entity_reads_the_row_and_follows_it_back(
+def test_a_build_of_the_entity_reads_the_row_through_the_entry(
     world: MariaDbSource, ref: Reference, entity_type: str, entity_id: int
 ) -> None:
     facts = _build(world, entity_type, entity_id)
@@ -220,6 +223,25 @@ def test_a_build_of_the_entity_reads_the_row_and_follows_it_back(
         for row in fact["rows"]
     ]
     assert any(references.names(ref, row, entity_type, entity_id) for row in read), ref.name
+
+
+OWN_TABLE = [
+    pytest.param(ref, entity_type, entity_id, id=f"{ref.name}-{entity_id}")
+    for ref in HOLDING
+    if any(e.table == ref.table for e in PROFILE.entities.values())
+    for entity_type, entity_id in CASES[ref.name]
+]
+
+
+@pytest.mark.parametrize(("ref", "entity_type", "entity_id"), OWN_TABLE)
+def test_a_build_of_the_row_s_own_entity_follows_the_entry_forward(
+    world: MariaDbSource, ref: Reference, entity_type: str, entity_id: int
+) -> None:
+    # A row of an entity's own table (quest_template, creature, ...) is read by
+    # that entity's lookup; the build follows the entry from it to the case.
+    owner = next(e for e in PROFILE.entities.values() if e.table == ref.table)
+    [row, *_] = _reverse_rows(world, ref, entity_type, entity_id)
+    facts = _build(world, owner.entity_type, row[owner.column])
     followed = [
         fact["to"]
         for fact in facts
