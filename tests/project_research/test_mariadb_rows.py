@@ -16,6 +16,7 @@ pytestmark = pytest.mark.integration
 GENERATED = 1500  # creature_template entries 200000-201499
 HANDWRITTEN = 32  # entries 90000-90031 (90003/90004 are not creatures), 91010, 91011
 CORPUS = 20  # the corpus world: entries 92100-92118 and 92500 (tests/corpus)
+REFMAP = 4  # the reference map cases: entries 93001-93004 (tests/enrichment/reference_map_cases.py)
 
 
 def rows(
@@ -148,7 +149,7 @@ def test_comparison_operators(
 
 def test_ne_includes_null_and_complements_eq(source: MariaDbSource) -> None:
     total = count(source, "creature_template")
-    assert total == GENERATED + HANDWRITTEN + CORPUS
+    assert total == GENERATED + HANDWRITTEN + CORPUS + REFMAP
     eq = count(source, "creature_template", f("subname", "eq", "Innkeeper"))
     ne = count(source, "creature_template", f("subname", "ne", "Innkeeper"))
     nulls = count(source, "creature_template", f("subname", "eq", None))
@@ -425,7 +426,7 @@ def test_table_without_primary_key_orders_by_all_columns(source: MariaDbSource) 
     assert result["order"] == "all_columns"
     pairs = [(row["ScriptName"], row["spell_id"]) for row in result["rows"]]
     assert pairs == sorted(pairs, key=lambda pair: (pair[0].lower(), pair[1]))
-    assert len(pairs) == 15
+    assert len(pairs) == 17  # 2 of them the reference map's (93301, -93302)
     # Paging over it is stable too.
     first = rows(source, "spell_script_names", ["ScriptName", "spell_id"], limit=5)
     second = rows(source, "spell_script_names", ["ScriptName", "spell_id"], offset=5, limit=100)
@@ -439,7 +440,7 @@ def test_count_matches_rows(source: MariaDbSource) -> None:
         "database": "cata_world",
         "table": "quest_template",
         "filters": [],
-        "count": 39,
+        "count": 42,  # 3 of them the reference map's (93201-93203)
     }
 
 

@@ -98,7 +98,8 @@ def needs(profile: EnrichmentProfile) -> dict[str, _Need]:
     own_tables = {e.table for e in profile.entities.values() if e.table is not None}
     for ref in profile.references:
         user = f"reference {ref.name}"
-        integer = [] if ref.symbol else [ref.column]
+        # A list column (auras "123 456") is text by design: only its items are IDs.
+        integer = [] if ref.symbol or ref.separated_by is not None else [ref.column]
         integer += [f.column for f in ref.when if _is_integer_value(f.value)]
         when = [f.column for f in ref.when]
         if ref.table in own_tables:
