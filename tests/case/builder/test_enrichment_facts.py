@@ -172,7 +172,8 @@ def test_a_bare_numeric_id_is_never_a_name(
     missing = [
         f
         for f in of_kind(built.facts, "project_empty_result")
-        if f.get("table") == "creature_template" and f["filters"][0]["value"] == 999999
+        if f.get("table") == "creature_template"
+        and f["filters"][0] == {"column": "entry", "operator": "eq", "value": 999999}
     ]
     assert len(missing) == 1 and missing[0]["statement"].startswith("none in this table")
 
