@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.enrichment.lead_facts import (
-    RAW,
     PROVENANCE,
+    RAW,
     change,
     mention,
     missing,
