@@ -246,7 +246,7 @@ def test_a_lead_line_names_rank_class_location_why_and_what_it_rests_on() -> Non
     lead = _leads(_all_classes())[2]
     line = lead_line(lead)
     assert line.startswith(
-        "3. missing reference at conditions SourceTypeOrReferenceId=22 SourceEntry=5: "
+        "3. missing reference at conditions SourceEntry=5 SourceTypeOrReferenceId=22: "
         "conditions.ConditionValue1 of conditions"
     )
     assert line.endswith("(rests on P5, P1)")

@@ -396,7 +396,9 @@ def _entity(fact: Mapping[str, Any]) -> tuple[str, Any] | None:
 
 
 def _key_text(key: Mapping[str, Any]) -> str:
-    return " ".join(f"{column}={value}" for column, value in key.items())
+    # Columns in name order: the index stores objects with sorted keys, so a lead
+    # reads the same at build time and from the stored package.
+    return " ".join(f"{column}={key[column]}" for column in sorted(key))
 
 
 def _max_leads(profile: Any) -> int:

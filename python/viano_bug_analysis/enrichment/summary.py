@@ -529,7 +529,7 @@ def _rule_hit(fact: Mapping[str, Any]) -> str:
 
 
 def _key(key: Mapping[str, Any]) -> str:
-    return " ".join(f"{column}={value}" for column, value in key.items())
+    return " ".join(f"{column}={key[column]}" for column in sorted(key))
 
 
 def _coverage(fact: Mapping[str, Any]) -> str:
