@@ -190,7 +190,8 @@ def _leads(report: Mapping[str, Any]) -> list[str]:
             f'<tr id="lead-{_t(lead["rank"])}"><td>{_t(lead["rank"])}</td>'
             f"<td>{_t(lead['lead'])}</td><td><code>{_t(lead['where'])}</code></td>"
             f"<td>{_t(lead['why'])}</td>"
-            f'<td>{rests} (<a href="#fact-{_t(lead["fact_id"])}">{_t(lead["fact_id"])}</a>)</td>'
+            f'<td>{rests}<br>the lead is <a href="#fact-{_t(lead["fact_id"])}">'
+            f"{_t(lead['fact_id'])}</a></td>"
             "</tr>"
         )
     parts.append("</table>")

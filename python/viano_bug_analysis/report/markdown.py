@@ -80,7 +80,7 @@ def _leads(report: Mapping[str, Any]) -> list[str]:
         out.append(
             f"- **{lead['rank']}.** {_i(lead['lead'])} at {_code(lead['where'])}: "
             f"{_i(lead['why'])} (rests on {', '.join(_i(f) for f in lead['rests_on'])}; "
-            f"{_i(lead['fact_id'])})"
+            f"the lead is {_i(lead['fact_id'])})"
         )
     out.append("")
     return out
