@@ -251,3 +251,20 @@ def test_a_lead_line_names_rank_class_location_why_and_what_it_rests_on() -> Non
     )
     assert line.endswith("(rests on P5, P1)")
     assert str(RAW) not in line
+
+
+def test_a_missing_reference_from_an_entity_id_points_at_the_row_that_should_exist() -> None:
+    fact = missing("creature", 99, "conditions", {})
+    fact["from"] = {"entity_type": "quest", "entity_id": 5}
+    (lead,) = _leads(numbered(fact))
+    assert lead["location"] == {"table": "creature_template", "key": {"entry": 99}}
+    assert lead["why"].startswith(
+        "quest 5 references creature 99, but creature_template.entry has no row for it"
+    )
+
+
+def test_a_change_counts_all_its_changed_lines_not_only_the_page_kept() -> None:
+    fact = change("a" * 40, ["5"], "2026-01-02T00:00:00Z")
+    fact["changes_total"] = 12
+    (lead,) = _leads(numbered(fact))
+    assert "changes 12 lines naming ID 5" in lead["why"]

@@ -232,7 +232,9 @@ def _candidates(fact: Mapping[str, Any], named: _Named) -> list[_Candidate]:
 def _changed(fact: Mapping[str, Any], named: _Named) -> _Candidate:
     terms = list(dict.fromkeys(str(t) for t in fact.get("terms") or ()))
     commit = str(fact.get("commit", ""))
-    changed = len(fact.get("changes") or ())
+    # The fact lists a bounded page of changed lines; changes_total counts them all.
+    total = fact.get("changes_total")
+    changed = total if isinstance(total, int) else len(fact.get("changes") or ())
     return _Candidate(
         "changed_since_report",
         any(t in named.ids for t in terms),
@@ -296,8 +298,14 @@ def _rule_hit(fact: Mapping[str, Any], named: _Named) -> _Candidate | None:
 def _missing(fact: Mapping[str, Any], named: _Named) -> _Candidate:
     source = _mapping(fact.get("from"))
     looked = _mapping(fact.get("looked_in"))
-    table, key = source.get("table"), dict(source.get("key") or {})
     entity_type, entity_id = fact.get("entity_type"), fact.get("entity_id")
+    table, key = source.get("table"), dict(source.get("key") or {})
+    if table is not None:
+        names = f"{table}.{source.get('column')} of {table} {_key_text(key)} names"
+    else:
+        # Named by an entity ID, not by a row: the row that should exist is the place.
+        names = f"{source.get('entity_type')} {source.get('entity_id')} references"
+        table, key = looked.get("table"), {str(looked.get("column")): entity_id}
     own = named.owns_row(table, key) or named.has(entity_type, entity_id)
     rests_on = [str(fact["fact_id"])]
     if isinstance(fact.get("empty_fact"), str):
@@ -307,9 +315,8 @@ def _missing(fact: Mapping[str, Any], named: _Named) -> _Candidate:
         own,
         (str(table), str(source.get("column")), str(entity_type), _sortable(entity_id)),
         {"table": table, "key": key},
-        f"{table}.{source.get('column')} of {table} {_key_text(key)} names {entity_type} "
-        f"{entity_id}, but {looked.get('table')}.{looked.get('column')} has no row for it"
-        + _whose(own),
+        f"{names} {entity_type} {entity_id}, but {looked.get('table')}.{looked.get('column')} "
+        "has no row for it" + _whose(own),
         rests_on,
         _entity(fact),
     )
