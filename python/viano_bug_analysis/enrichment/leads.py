@@ -72,8 +72,9 @@ _SHOWN_TERMS = 3
 
 
 class PhaseContext(Protocol):
-    """What an enrichment phase sees (``Enricher`` phases): the facts so far, a
-    writer for new ones, the profile."""
+    """The part of ``engine.PhaseContext`` this phase uses: the facts so far, the
+    writer of new ones, the profile (``limits.max_leads``, ``entities``). Leads ask
+    nothing, so they spend none of the query budget."""
 
     @property
     def facts(self) -> Sequence[Mapping[str, Any]]: ...
