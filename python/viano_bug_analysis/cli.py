@@ -11,6 +11,7 @@
     vba case build SPEC.json PACKAGE [--project-config C [--at-report-revision] | --no-research]
                    [--profile P]                build or extend a case revision, enriched
     vba case verify PACKAGE [--json]            check a package's hashes (read-only)
+    vba case leads PACKAGE [--json]             where to look first: the ranked leads (read-only)
     vba research --config C --query Q.json      answer one live project query
     vba interpret PACKAGE --config C [--profile P]
                                                 propose hypotheses for the report with an LLM
@@ -232,6 +233,12 @@ def _cmd_case_build(args: argparse.Namespace) -> int:
     return run_build(args)
 
 
+def _cmd_case_leads(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.case.leads_command import run_leads
+
+    return run_leads(args)
+
+
 def _cmd_profile_check(args: argparse.Namespace) -> int:
     from viano_bug_analysis.case.build_command import run_profile_check
 
@@ -397,6 +404,14 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("package", type=Path, help="package directory")
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.set_defaults(run=_cmd_case_verify)
+    leads = case_commands.add_parser(
+        "leads",
+        help="the ranked leads of a package's current revision: where to look first (read-only)",
+        **shared,
+    )
+    leads.add_argument("package", type=Path, help="package directory")
+    leads.add_argument("--json", action="store_true", help="print the leads as JSON")
+    leads.set_defaults(run=_cmd_case_leads)
 
     profile = commands.add_parser("profile", help="enrichment profile commands", **shared)
     profile_commands = profile.add_subparsers(dest="profile_command", required=True)

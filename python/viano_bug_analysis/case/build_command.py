@@ -17,10 +17,11 @@ from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.inputs import check_spec, read_spec
 from viano_bug_analysis.case.report_revision import RevisionPin, pin_to_report_revision
 from viano_bug_analysis.enrichment import research_origin, summarize
+from viano_bug_analysis.enrichment.leads import leads_left_out, leads_of
 from viano_bug_analysis.enrichment.origin import query_database
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.enrichment.profile_check import check_profile, lines, warnings
-from viano_bug_analysis.enrichment.summary import counts, summarize_all
+from viano_bug_analysis.enrichment.summary import counts, lead_summary, summarize_all
 from viano_bug_analysis.errors import EnrichmentError, VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
@@ -113,6 +114,9 @@ def run_build(args: argparse.Namespace) -> int:
             "new_revision": built.new_revision,
             "queries_asked": built.asked,
             "queries": len(built.queries),
+            # Where to look first, before the whole list (which holds them too).
+            "leads": leads_of(built.facts),
+            "leads_left_out": leads_left_out(built.facts),
             "facts": built.facts,
         }
         sys.stdout.write(orjson.dumps(document).decode() + "\n")
@@ -127,6 +131,13 @@ def run_build(args: argparse.Namespace) -> int:
         print(counts(built.facts, len(built.queries), built.asked))
     elif built.facts:
         print(counts(built.facts, None))  # an unchanged revision: its facts, nothing asked
+    if built.facts:
+        # Where to look first, before the facts they rest on.
+        head, lead_lines = lead_summary(built.facts)
+        print(head)
+        for lead_line in lead_lines:
+            print("  " + lead_line)
+        print("facts:")
     if getattr(args, "all_facts", False):
         fact_lines = summarize_all(built.facts)
     else:

@@ -7,6 +7,11 @@ source lines) it reached; the empty lookups of one entity share one line;
 "no reference" values are one line per table. ``summarize_all`` is one
 line per fact (``vba case build --all-facts``). Both are pure functions of
 the facts.
+
+Leads come before all of it: ``lead_summary`` is the "Leads" block (a head
+line, then one line per lead in rank order, and the ``leads_limit`` fact
+when some were left out). Those facts are in the block only, so the block
+and either listing together still show every fact label exactly once.
 """
 
 from __future__ import annotations
@@ -14,6 +19,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from viano_bug_analysis.enrichment.leads import (
+    CLASS_NAMES,
+    LEAD_KIND,
+    is_limit_fact,
+    lead_line,
+    leads_left_out,
+    leads_of,
+)
 
 MAX_TEXT = 100
 
@@ -38,12 +52,36 @@ def counts(facts: Sequence[Mapping[str, Any]], queries: int | None, asked: int =
     )
 
 
+def lead_summary(facts: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
+    """The "Leads" block: its head line and ``[P45] 1. engine check at ...`` per lead."""
+    leads = leads_of(facts)
+    left_out = leads_left_out(facts)
+    lines = [f"[{lead['fact_id']}] {lead_line(lead)}" for lead in leads]
+    lines += [f"[{f['fact_id']}] {_line(f, {})}" for f in facts if is_limit_fact(f)]
+    if not leads:
+        return (
+            "leads: none (no fact of this revision is a rule hit, a missing reference, "
+            "a script-file candidate or a change since the report)",
+            lines,
+        )
+    more = f", {left_out} more left out by max_leads" if left_out else ""
+    return f"leads: {_n(len(leads), 'lead')}, most telling first{more}", lines
+
+
+def _in_lead_block(fact: Mapping[str, Any]) -> bool:
+    return fact["kind"] == LEAD_KIND or is_limit_fact(fact)
+
+
 def summarize(
     facts: Iterable[Mapping[str, Any]],
     ignore_values: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[str]:
-    """The compact summary; ``ignore_values`` (relation -> values) words the no-reference line."""
-    return _Compact(list(facts), ignore_values or {}).lines()
+    """The compact summary; ``ignore_values`` (relation -> values) words the no-reference line.
+
+    Leads are left to ``lead_summary``.
+    """
+    shown = [f for f in facts if not _in_lead_block(f)]
+    return _Compact(shown, ignore_values or {}).lines()
 
 
 @dataclass
@@ -373,9 +411,12 @@ def _labels(labels: Iterable[str]) -> str:
 
 
 def summarize_all(facts: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per fact, leads left to ``lead_summary``."""
     by_id = {fact["fact_id"]: fact for fact in facts}
     lines: list[str] = []
     for fact in by_id.values():
+        if _in_lead_block(fact):
+            continue
         line = _line(fact, by_id)
         if line:
             lines.append(f"[{fact['fact_id']}] {line}")
@@ -450,7 +491,37 @@ def _line(fact: Mapping[str, Any], by_id: Facts) -> str | None:
         if "table" in fact:
             return f"none in this table: {fact['table']} where {_filters(fact['filters'])}"
         return f"no source line names symbol {fact['symbol']}"
+    if kind == LEAD_KIND:
+        return "lead " + lead_line(fact)
+    if kind == "project_rule_hit":
+        return _rule_hit(fact)
+    if kind == "project_missing_reference":
+        source, looked = fact["from"], fact["looked_in"]
+        return (
+            f"missing reference {fact['reference']}: {source['table']}.{source['column']} of "
+            f"{source['table']} {_key(source['key'])} names {_entity(fact)}, none in "
+            f"{looked['table']}.{looked['column']}"
+        )
+    if kind == "project_script_file_candidate":
+        return (
+            f"script file candidate for {_entity(fact)}: {fact['path']} ({fact['reason']}, "
+            f"{_n(len(fact['evidence']), 'line')} of evidence)"
+        )
+    if kind == "project_change_since_report":
+        return (
+            f"changed since the report: commit {fact['commit'][:12]} ({fact['author_time']}) "
+            f'"{_cut(fact["summary"])}": {_n(len(fact["changes"]), "changed line")} naming '
+            + ", ".join(str(term) for term in fact["terms"])
+        )
     if kind == "project_context_coverage":
+        if is_limit_fact(fact):
+            classes = ", ".join(
+                f"{count} {CLASS_NAMES.get(lead, lead)}" for lead, count in fact["by_class"].items()
+            )
+            return (
+                f"coverage: leads_limit: {_n(int(fact['count']), 'more lead')} ranked past "
+                f"max_leads ({fact['limit']}): {classes}"
+            )
         if fact["reason"] == "value_not_followed":
             return (
                 f"no reference: {fact['table']}.{fact['column']} held a no-reference value "
@@ -464,6 +535,20 @@ def _line(fact: Mapping[str, Any], by_id: Facts) -> str | None:
             return f"coverage: database_unreadable: every database query was refused ({codes})"
         return "coverage: " + _coverage(fact)
     return None
+
+
+def _rule_hit(fact: Mapping[str, Any]) -> str:
+    rows = fact["rows"]
+    where = f"{rows[0]['table']} {_key(rows[0]['key'])}" if rows else "no row"
+    if len(rows) > 1:
+        where += f" and {_n(len(rows) - 1, 'more row')}"
+    source = fact.get("engine_source")
+    checked = f", checked at {source['path']}:{source['line']}" if source else ""
+    return f"{fact['rule_kind']} rule {fact['rule']}: {_entity(fact)} ({where}{checked})"
+
+
+def _key(key: Mapping[str, Any]) -> str:
+    return " ".join(f"{column}={key[column]}" for column in sorted(key))
 
 
 def _coverage(fact: Mapping[str, Any]) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from viano_bug_analysis.case.build_command import ProgressLine
+from viano_bug_analysis.case.leads_command import leads_lines, leads_view
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
@@ -168,6 +169,8 @@ def status_document(package_path: Any) -> dict[str, Any]:
         "state": current.state if current else "not started",
         "blocked": _blocked_record(current),
         "manifest_in_sync": in_sync,
+        # Where to look first in the current revision (``vba case leads`` shows the same).
+        "leads": leads_view(package),
         "budget": {
             a.account: {
                 "limit": a.limit,
@@ -219,6 +222,8 @@ def run_status(args: argparse.Namespace) -> int:
             print(f"  {document['blocked']['research']['fix']}")
     if not document["manifest_in_sync"]:
         print("manifest: behind the checkpoint log (`vba investigate` or `vba resume` updates it)")
+    for line in leads_lines(document["leads"]):
+        print(line)
     for account, numbers in document["budget"].items():
         print(
             f"budget {account}: {numbers['spent']} of {numbers['limit']} spent "

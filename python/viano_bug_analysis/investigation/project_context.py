@@ -1,10 +1,14 @@
 """What the investigation prompt ``investigation_project_v1`` sees of the enrichment.
 
 The full index stays archived in the package; the prompt gets a
-deterministic, labelled selection of it: every fact once, in fact-ID order,
+deterministic, labelled selection of it: the leads first, in rank order
+(where to look first), then every other fact once, in fact-ID order, each
 with a short provenance reference instead of the whole origin record. Left
 out (and said so): the input inventory of the case and results that repeat
 an earlier one word for word.
+
+``project-context-v2`` put the leads first; ``v1`` listed every fact in
+fact-ID order (a stored prompt keeps the selection it was built from).
 
 It lives beside its one user, the controller: the enrichment writes the
 index, the investigation chooses what of it a prompt shows.
@@ -16,10 +20,11 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from viano_bug_analysis.case.package import CasePackage
+from viano_bug_analysis.enrichment.leads import LEAD_KIND, leads_of
 from viano_bug_analysis.jsonio import MAX_ENCODE_DEPTH, canonical_bytes, strict_loads
 
 PROMPT_VERSION = "investigation_project_v1"
-SELECTION_VERSION = "project-context-v1"
+SELECTION_VERSION = "project-context-v2"
 
 LABELS = {
     "case_mention": "named in the case inputs",
@@ -42,6 +47,17 @@ LABELS = {
     "project_context_coverage": "coverage: what the enrichment did not read",
     "report_revision": "the commit the report was filed against, related to the commit "
     "the project source was read at; not a cause",
+    "project_rule_hit": "project data: rows a consistency rule of the profile flags (an engine "
+    "load check with its source line, or a heuristic the engine accepts); a place to look, "
+    "not a proven cause",
+    "project_missing_reference": "project data: a reference the reference map expects to "
+    "resolve names an entity with no row",
+    "project_script_file_candidate": "project source: the file where a missing script of this "
+    "entity would most likely live, with the sibling lines that suggest it",
+    "project_change_since_report": "project history: a commit between the report's revision "
+    "and the pinned commit that changes lines naming the report's entities; maybe already fixed",
+    "project_lead": "lead: where to look first, ranked (rank 1 first); why says what makes it "
+    "a lead and rests_on the facts it comes from; a lead is not a finding",
 }
 
 
@@ -65,7 +81,9 @@ def project_prompt_context(package: CasePackage) -> dict[str, Any] | None:
     selected: list[dict[str, Any]] = []
     duplicates: list[str] = []
     seen: dict[bytes, str] = {}
-    for fact in index["facts"]:
+    leads = leads_of(index["facts"])
+    others = [fact for fact in index["facts"] if fact["kind"] != LEAD_KIND]
+    for fact in [*leads, *others]:
         view = _prompt_view(fact)
         key = canonical_bytes(
             {k: v for k, v in view.items() if k not in {"fact_id", "purpose", "source"}}
@@ -97,6 +115,10 @@ def _prompt_view(fact: Mapping[str, Any]) -> dict[str, Any]:
         "project_empty_result",
         "project_context_coverage",
         "report_revision",
+        "project_rule_hit",
+        "project_missing_reference",
+        "project_script_file_candidate",
+        "project_change_since_report",
     }
     dropped = {"provenance", "name_provenance", "purpose"} | (
         set() if keep_statement else {"statement"}

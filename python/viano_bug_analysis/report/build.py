@@ -24,6 +24,7 @@ from typing import Any
 
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
+from viano_bug_analysis.enrichment.leads import leads_left_out, leads_of, location_text
 from viano_bug_analysis.errors import EvidenceError
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
@@ -62,6 +63,7 @@ def build_report(package_path: str | os.PathLike[str]) -> dict[str, Any]:
     evidence = _Evidence(EvidenceStore(layout))
     current = CheckpointStore(layout).current()
     verdicts = VerdictStore(layout).versions()
+    index = load_index(package)
     entries = hypothesis_entries(layout, package.case["hypotheses"])
     groups: dict[str, list[str]] = {group: [] for group in GROUPS}
     log = StepLog(layout)
@@ -126,7 +128,8 @@ def build_report(package_path: str | os.PathLike[str]) -> dict[str, Any]:
             }
             for e in package.case["source_context"] + package.case["database_context"]
         ],
-        "facts": _facts(package),
+        **_leads(index),
+        "facts": _facts(index),
         "case": groups,
         "hypotheses": hypotheses,
         "verdict": None
@@ -174,8 +177,30 @@ def _verdict_matches(verdict: Mapping[str, Any], entries: list[dict[str, Any]]) 
     return issued == [(e["id"], e["assessment"], e["reason"]) for e in entries]
 
 
-def _facts(package: Any) -> list[dict[str, Any]]:
-    index = load_index(package)
+def _leads(index: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Where to look first: the ranked leads, each resting on facts listed under facts."""
+    facts = (index or {}).get("facts", [])
+    return {
+        "leads": [
+            {
+                "fact_id": str(lead["fact_id"]),
+                "rank": lead["rank"],
+                "lead": lead["lead"],
+                "where": location_text(lead["location"]),
+                "why": lead["why"],
+                "location": dict(lead["location"]),
+                "rests_on": list(lead["rests_on"]),
+                "entity": f"{lead['entity_type']} {lead['entity_id']}"
+                if "entity_type" in lead
+                else None,
+            }
+            for lead in leads_of(facts)
+        ],
+        "leads_left_out": leads_left_out(facts),
+    }
+
+
+def _facts(index: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     facts = []
     for fact in (index or {}).get("facts", []):
         shown = {

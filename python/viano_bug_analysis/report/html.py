@@ -79,6 +79,8 @@ def render_html(report: Mapping[str, Any]) -> str:
             parts.append(f'<p class="notice blocked" id="research-fix">{_t(research["fix"])}</p>')
     parts += _verdict_table(report)
     parts += ["<h2>The report</h2>", f"<pre>{_t(report['report']['text'])}</pre>"]
+    # Where to look first, before what was concluded and the facts the leads rest on.
+    parts += _leads(report)
     parts.append("<h2>Hypotheses</h2>")
     for hypothesis in report["hypotheses"]:
         parts += _hypothesis(hypothesis)
@@ -164,6 +166,35 @@ def _sources(report: Mapping[str, Any]) -> list[str]:
                 f'<td class="hash">{_t(s["sha256"])}</td></tr>'
             )
         parts.append("</table>")
+    return parts
+
+
+def _leads(report: Mapping[str, Any]) -> list[str]:
+    parts = ['<h2 id="leads">Leads</h2>']
+    leads = report.get("leads") or []
+    if not report["facts"]:
+        parts.append("<p>No leads (the case was built without project research).</p>")
+        return parts
+    if not leads:
+        parts.append("<p>None: no fact of this revision points at a place to look.</p>")
+        return parts
+    left_out = report.get("leads_left_out") or 0
+    more = f" ({_t(left_out)} more left out by max_leads)" if left_out else ""
+    parts.append(
+        f"<p>Where to look first, most telling first{more}.</p>"
+        "<table><tr><th>Rank</th><th>Lead</th><th>Where</th><th>Why</th><th>Rests on</th></tr>"
+    )
+    for lead in leads:
+        rests = ", ".join(f'<a href="#fact-{_t(f)}">{_t(f)}</a>' for f in lead["rests_on"])
+        parts.append(
+            f'<tr id="lead-{_t(lead["rank"])}"><td>{_t(lead["rank"])}</td>'
+            f"<td>{_t(lead['lead'])}</td><td><code>{_t(lead['where'])}</code></td>"
+            f"<td>{_t(lead['why'])}</td>"
+            f'<td>{rests}<br>the lead is <a href="#fact-{_t(lead["fact_id"])}">'
+            f"{_t(lead['fact_id'])}</a></td>"
+            "</tr>"
+        )
+    parts.append("</table>")
     return parts
 
 

@@ -45,6 +45,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
             f"| {_i(h['summary'] or '')} |"
         )
     out += ["", "## The report", "", *_block(report["report"]["text"]), ""]
+    out += _leads(report)
     out += ["## Hypotheses", ""]
     for h in report["hypotheses"]:
         out += _hypothesis(h)
@@ -62,6 +63,27 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def _leads(report: Mapping[str, Any]) -> list[str]:
+    """Where to look first, before the hypotheses and the facts the leads rest on."""
+    leads = report.get("leads") or []
+    if not report["facts"]:
+        return []
+    if not leads:
+        return ["## Leads", "", "None: no fact of this revision points at a place to look.", ""]
+    left_out = report.get("leads_left_out") or 0
+    more = f" ({left_out} more left out by max\\_leads)" if left_out else ""
+    out = ["## Leads", "", f"Where to look first, most telling first{more}:", ""]
+    for lead in leads:
+        # A bullet with the rank, not "1." (Markdown would renumber a list it continues).
+        out.append(
+            f"- **{lead['rank']}.** {_i(lead['lead'])} at {_code(lead['where'])}: "
+            f"{_i(lead['why'])} (rests on {', '.join(_i(f) for f in lead['rests_on'])}; "
+            f"the lead is {_i(lead['fact_id'])})"
+        )
+    out.append("")
+    return out
 
 
 def _sources_and_facts(report: Mapping[str, Any]) -> list[str]:

@@ -53,7 +53,9 @@ def test_build_shows_progress_and_a_readable_summary(
         r"\d+ lookups, \d+ found nothing, 0 refused targets",
         lines[2],
     )
-    summary = lines[3:]
+    # The leads block, then the facts (every fact line starts with its labels).
+    assert lines[3].startswith("leads: ")
+    summary = [line for line in lines[3:] if line.startswith("[")]
     # The quest's own line: its name, the table and how many rows.
     assert any(
         'quest 90001 "Catch the Wolpertinger" (quest_template: 1 row)' in line for line in summary
@@ -100,8 +102,18 @@ def test_build_shows_progress_and_a_readable_summary(
         "--all-facts",
     )
     assert listing.returncode == 0 and "unchanged (same inputs)" in listing.stdout
-    listed = [line.strip() for line in listing.stdout.splitlines()[3:]]
-    assert [_labels(line) for line in listed] == [{f["fact_id"]} for f in facts]
+    listing_lines = listing.stdout.splitlines()
+    listed = [line.strip() for line in listing_lines[listing_lines.index("facts:") + 1 :]]
+    block = [line.strip() for line in listing_lines[3 : listing_lines.index("facts:")]]
+    in_block = {label for line in block[1:] for label in _labels(line)}
+    assert [_labels(line) for line in listed] == [
+        {f["fact_id"]} for f in facts if f["fact_id"] not in in_block
+    ]
+    assert in_block == {
+        f["fact_id"]
+        for f in facts
+        if f["kind"] == "project_lead" or f.get("reason") == "leads_limit"
+    }
     assert any(
         line.endswith("quest_start_item: quest_template ID=90001 StartItem=90003 -> item 90003")
         for line in listed
