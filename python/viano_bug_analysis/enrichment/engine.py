@@ -626,7 +626,7 @@ class Enricher:
         the quest, so it is dropped rather than reported as a candidate.
         """
         purpose = work.purpose
-        typed = _constant_pattern(purpose["prefixes"], purpose["entity_id"])
+        typed = references.constant_pattern(purpose["prefixes"], purpose["entity_id"])
         result = capture.result["result"]
         if not result["complete"] or result.get("truncated"):
             self._fact(
@@ -979,22 +979,6 @@ class Enricher:
         self._facts.append({"fact_id": fact_id, "kind": kind, **fields})
         self._stated[body] = fact_id
         return fact_id
-
-
-def _constant_pattern(prefixes: Sequence[str], entity_id: int) -> re.Pattern[str]:
-    """``PREFIX_NAME = ID`` with any spacing around ``=`` (``QUEST_X=91001``), or
-    ``#define PREFIX_NAME ID``; the ID is a whole number, not a part of a longer one.
-
-    Linear: the name is one run of ``[A-Z0-9_]`` and the spacing a run of
-    blanks, classes that share no character, so no position is tried twice.
-    """
-    names = "|".join(re.escape(p) for p in prefixes)
-    name = rf"\b(?:{names})[A-Z0-9_]*"
-    number = rf"(?<![0-9]){entity_id}(?![0-9A-Za-z_])"
-    return re.compile(
-        rf"(?P<name>{name})[ \t]*=[ \t]*{number}"
-        rf"|#[ \t]*define[ \t]+(?P<defined>{name})[ \t]+{number}"
-    )
 
 
 def _purpose(ref: Reference, direction: str) -> dict[str, Any]:
