@@ -34,9 +34,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from viano_bug_analysis.enrichment import references
+from viano_bug_analysis.enrichment.origin import query_database, research_origin
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile, Reference
+from viano_bug_analysis.enrichment.profile_check import Schema, resolve_columns
 from viano_bug_analysis.errors import EnrichmentError
 from viano_bug_analysis.project_research.captures import Capture
+from viano_bug_analysis.project_research.config import ResearchConfig
 from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.protocol import Research
 from viano_bug_analysis.snapshot.text_search import contains_word
@@ -94,6 +97,15 @@ def check_request(profile: EnrichmentProfile, entity_type: str, value: Any) -> N
             f"the ID must be a whole number from 1 to {MAX_ID}",
             {"argument": "id", "minimum": 1, "maximum": MAX_ID},
         )
+
+
+def live_profile(
+    profile: EnrichmentProfile, config: ResearchConfig, schema: Schema
+) -> EnrichmentProfile:
+    """The profile as the build reads this database: in the configured world
+    database, with the column names its tables use (``column_alternatives``)."""
+    placed = profile.in_database(query_database(profile.database, research_origin(config)))
+    return placed.with_columns(resolve_columns(placed, schema))
 
 
 def find_references(
@@ -349,4 +361,4 @@ def _line(capture: Capture, index: int, match: Mapping[str, Any]) -> dict[str, A
     }
 
 
-__all__ = ["FORMAT", "SCHEMA", "Bounds", "check_request", "find_references"]
+__all__ = ["FORMAT", "SCHEMA", "Bounds", "check_request", "find_references", "live_profile"]
