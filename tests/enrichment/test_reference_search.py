@@ -98,7 +98,9 @@ def sql_count(db: TestDatabase, ref: Reference, entity_type: str, value: int) ->
     )
     try:
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT COUNT(*) FROM `{ref.table}` WHERE {' AND '.join(clauses)}", params)
+            cursor.execute(
+                f"SELECT COUNT(*) FROM `{ref.table}` WHERE {' AND '.join(clauses)}", params
+            )
             row = cursor.fetchone()
             assert row is not None
             return int(row[0])
@@ -184,7 +186,9 @@ def test_many_literal_pages_are_all_read(research: ProjectResearch, repo: tuple[
     document = find_references(vcore_profile(), research, "quest", 91001, bounds)
     literal = document["source"]["literal"]
     assert literal["count"] == len(grep_w(*repo, "91001")) and literal["count_exact"]
-    short = find_references(vcore_profile(), research, "quest", 91001, Bounds(page=1, source_pages=2))
+    short = find_references(
+        vcore_profile(), research, "quest", 91001, Bounds(page=1, source_pages=2)
+    )
     assert not short["source"]["literal"]["count_exact"]
     assert short["source"]["literal"]["lines_read"] == 2
 

@@ -58,9 +58,7 @@ def test_json_is_one_references_v1_document(config: Path) -> None:
     assert document["database"]["total"] > 0
 
 
-def test_the_case_s_snapshots_are_searched_and_left_unchanged(
-    config: Path, tmp_path: Path
-) -> None:
+def test_the_case_s_snapshots_are_searched_and_left_unchanged(config: Path, tmp_path: Path) -> None:
     built = build_package(
         tmp_path,
         sources={"src/keg.cpp": SNAPSHOT_SOURCE},

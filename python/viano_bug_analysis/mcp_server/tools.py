@@ -285,7 +285,9 @@ class McpTools:
             if self._live_profile is None:
                 self._live_profile = live_profile(self.profile, config, self.research.query)
             bounds = Bounds.for_research(config.limits, shown=shown)
-            document = find_references(self._live_profile, self.research, entity_type, value, bounds)
+            document = find_references(
+                self._live_profile, self.research, entity_type, value, bounds
+            )
             document["snapshots"] = snapshot_references(
                 self.router, self.package, self.profile, entity_type, value, shown=shown
             )
