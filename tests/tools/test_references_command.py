@@ -11,6 +11,8 @@ from tests.case.builder.conftest import build_source_repo, write_config
 from tests.cli.helpers import error_of, vba
 from tests.project_research.conftest import TestDatabase, mariadb
 from tests.tools.package_factory import build_package
+from viano_bug_analysis.enrichment import vcore_profile
+from viano_bug_analysis.enrichment.references import holders
 from viano_bug_analysis.schema_errors import check
 
 __all__ = ["mariadb"]
@@ -74,9 +76,12 @@ def test_the_case_s_snapshots_are_searched_and_left_unchanged(config: Path, tmp_
     assert [(s["count"], [h["line"] for h in s["lines"]]) for s in snapshots["sources"]] == [
         (1, [2])
     ]
-    assert [(t["reference"], t["count"]) for t in snapshots["tables"]] == [
-        ("quest_creature_starter", 1)
-    ]
+    starter = next(
+        r.name
+        for r in holders(vcore_profile(), "quest")
+        if (r.table, r.column) == ("creature_queststarter", "quest")
+    )
+    assert [(t["reference"], t["count"]) for t in snapshots["tables"]] == [(starter, 1)]
     assert {p: p.read_bytes() for p in built.path.rglob("*") if p.is_file()} == before
 
 
