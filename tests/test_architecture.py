@@ -60,7 +60,12 @@ COMPATIBILITY_REEXPORTS = {
 }
 # The command of a subpackage parses arguments and wires the layers together;
 # it lives beside the code it drives but is command line.
-COMMAND_MODULES = {"investigation.commands", "case.build_command", "case.leads_command"}
+COMMAND_MODULES = {
+    "investigation.commands",
+    "case.build_command",
+    "case.leads_command",
+    "tools.references_command",
+}
 
 
 def module_name(path: Path) -> str:

@@ -13,6 +13,8 @@
     vba case verify PACKAGE [--json]            check a package's hashes (read-only)
     vba case leads PACKAGE [--json]             where to look first: the ranked leads (read-only)
     vba research --config C --query Q.json      answer one live project query
+    vba references --project-config C --type T --id N [--package P] [--profile P] [--json]
+                                                every use of an ID as a type (rows, lines)
     vba interpret PACKAGE --config C [--profile P]
                                                 propose hypotheses for the report with an LLM
     vba investigate PACKAGE --config C [--profile P]
@@ -287,6 +289,12 @@ def _cmd_research(args: argparse.Namespace) -> int:
     return run(args.config, args.query, pretty=args.pretty, no_cache=args.no_cache)
 
 
+def _cmd_references(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.tools.references_command import run_references
+
+    return run_references(args)
+
+
 def _cmd_mcp(args: argparse.Namespace) -> int:
     from viano_bug_analysis.mcp_server.command import run_mcp
 
@@ -439,6 +447,18 @@ def _parser() -> argparse.ArgumentParser:
         help="neither read nor write the persistent content cache (source.cache_dir)",
     )
     research.set_defaults(run=_cmd_research)
+
+    from viano_bug_analysis.tools.references_command import add_arguments as add_references
+
+    references = commands.add_parser(
+        "references",
+        help="every place the project uses an ID as an entity type: rows, source lines, "
+        "constants (read-only)",
+        **shared,
+    )
+    add_references(references)
+    _add_profile(references)
+    references.set_defaults(run=_cmd_references)
 
     interpret = commands.add_parser(
         "interpret",

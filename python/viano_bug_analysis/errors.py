@@ -236,6 +236,8 @@ class EnrichmentError(VbaError):
     codes = frozenset(
         {
             "build_pending_differs",
+            "entity_id_invalid",
+            "entity_type_unknown",
             "journal_corrupt",
             "journal_mismatch",
             "profile_invalid",

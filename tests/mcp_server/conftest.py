@@ -6,6 +6,7 @@ The database tests reuse the throwaway MariaDB of tests/project_research
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -44,8 +45,13 @@ async def mcp_session(
     package: Path, *extra: str, env: Mapping[str, str] | None = None
 ) -> AsyncIterator[ClientSession]:
     """A real ``vba mcp`` subprocess, driven by the SDK's ClientSession over stdio."""
+    # The stdio client hands the server only a few variables; PYTHONPATH goes too,
+    # so a run against a source tree serves that tree's code, not an installed one.
+    passed = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}
     params = StdioServerParameters(
-        command=sys.executable, args=server_command(package, *extra), env=dict(env or {})
+        command=sys.executable,
+        args=server_command(package, *extra),
+        env={**passed, **dict(env or {})},
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()

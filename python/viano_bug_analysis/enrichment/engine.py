@@ -16,9 +16,9 @@ that something happened at runtime or caused the bug.
 
 from __future__ import annotations
 
-import re
 import heapq
 import itertools
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -630,7 +630,7 @@ class Enricher:
         the quest, so it is dropped rather than reported as a candidate.
         """
         purpose = work.purpose
-        typed = _constant_pattern(purpose["prefixes"], purpose["entity_id"])
+        typed = references.constant_pattern(purpose["prefixes"], purpose["entity_id"])
         result = capture.result["result"]
         if not result["complete"] or result.get("truncated"):
             self._fact(
@@ -985,22 +985,6 @@ class Enricher:
         return fact_id
 
 
-def _constant_pattern(prefixes: Sequence[str], entity_id: int) -> re.Pattern[str]:
-    """``PREFIX_NAME = ID`` with any spacing around ``=`` (``QUEST_X=91001``), or
-    ``#define PREFIX_NAME ID``; the ID is a whole number, not a part of a longer one.
-
-    Linear: the name is one run of ``[A-Z0-9_]`` and the spacing a run of
-    blanks, classes that share no character, so no position is tried twice.
-    """
-    names = "|".join(re.escape(p) for p in prefixes)
-    name = rf"\b(?:{names})[A-Z0-9_]*"
-    number = rf"(?<![0-9]){entity_id}(?![0-9A-Za-z_])"
-    return re.compile(
-        rf"(?P<name>{name})[ \t]*=[ \t]*{number}"
-        rf"|#[ \t]*define[ \t]+(?P<defined>{name})[ \t]+{number}"
-    )
-
-
 def _class(work: _Work) -> int:
     """Which of one depth's queries go first when the budget may not reach them all:
     entity lookups and forward references (what an entity is), then the source
@@ -1013,7 +997,7 @@ def _class(work: _Work) -> int:
 
 
 def _purpose(ref: Reference, direction: str) -> dict[str, Any]:
-    purpose = {"kind": "relationship", "relation": ref.name, "direction": direction}
+    purpose: dict[str, Any] = {"kind": "relationship", "relation": ref.name, "direction": direction}
     if direction == "reverse" and ref.part_of:
         purpose["part_of"] = True
     return purpose

@@ -8,6 +8,7 @@ the model's ``references`` query all go through these functions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -119,6 +120,22 @@ def _filter_holds(f: Filter, row: Mapping[str, Any]) -> bool:
     return order in {"lt": (-1,), "le": (-1, 0), "gt": (1,), "ge": (0, 1)}[f.operator]
 
 
+def constant_pattern(prefixes: Sequence[str], entity_id: int) -> re.Pattern[str]:
+    """``PREFIX_NAME = ID`` with any spacing around ``=`` (``QUEST_X=91001``), or
+    ``#define PREFIX_NAME ID``; the ID is a whole number, not a part of a longer one.
+
+    Linear: the name is one run of ``[A-Z0-9_]`` and the spacing a run of
+    blanks, classes that share no character, so no position is tried twice.
+    """
+    names = "|".join(re.escape(p) for p in prefixes)
+    name = rf"\b(?:{names})[A-Z0-9_]*"
+    number = rf"(?<![0-9]){entity_id}(?![0-9A-Za-z_])"
+    return re.compile(
+        rf"(?P<name>{name})[ \t]*=[ \t]*{number}"
+        rf"|#[ \t]*define[ \t]+(?P<defined>{name})[ \t]+{number}"
+    )
+
+
 def _integer(text: str) -> bool:
     digits = text[1:] if text.startswith("-") else text
     return digits.isascii() and digits.isdigit() and len(digits) <= 19
@@ -129,6 +146,7 @@ def _typed(value: Any) -> tuple[str, Any]:
 
 
 __all__: Sequence[str] = [
+    "constant_pattern",
     "holders",
     "named",
     "names",

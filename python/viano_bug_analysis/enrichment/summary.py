@@ -165,8 +165,8 @@ class _Compact:
                 # Its target came first and took it in, unless the query was refused.
                 if "query_sha256" not in fact["to"]:
                     # Reached an entity without a table: told with that entity's rows.
-                    entity = f"{fact['to']['entity_type']} {fact['to']['value']}"
-                    reached_entity.setdefault(entity, []).append(fact)
+                    reached = f"{fact['to']['entity_type']} {fact['to']['value']}"
+                    reached_entity.setdefault(reached, []).append(fact)
                 elif fact_id not in consumed:
                     if "fact" in fact["to"]:
                         items.append(_Item({fact_id}, _line(fact, self.by_id) or ""))

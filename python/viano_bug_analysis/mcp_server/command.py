@@ -71,14 +71,21 @@ def run_mcp(args: argparse.Namespace) -> int:
     package = Path(args.package)
     load_package(package)  # a package that does not load is no session
     limits = load_limits(args.limits) if args.limits is not None else None
-    router = load_profile(args.profile).router(limits=limits)
+    profile = load_profile(args.profile)
+    router = profile.router(limits=limits)
     research = None
     if args.project_config is not None:
         from viano_bug_analysis.project_research.config import load_config
         from viano_bug_analysis.project_research.service import ProjectResearch
 
         research = ProjectResearch(load_config(args.project_config))
-    tools = McpTools(package, router, research=research, report=_report_builder())
+    tools = McpTools(
+        package,
+        router,
+        research=research,
+        report=_report_builder(),
+        profile=profile.enrichment,
+    )
     tools.log.check_writable()
     try:
         serve_stdio(tools, version=__version__)
@@ -91,7 +98,8 @@ def run_mcp(args: argparse.Namespace) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--package", required=True, type=Path, help="case package directory")
     parser.add_argument(
-        "--project-config", help="ProjectResearch TOML; offers project_query (else not offered)"
+        "--project-config",
+        help="ProjectResearch TOML; offers project_query and project_references (else neither)",
     )
     parser.add_argument(
         "--verify",

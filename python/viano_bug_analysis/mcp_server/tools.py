@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from viano_bug_analysis.case.package import CasePackage, load_package
+from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.errors import (
     JsonEncodeError,
     McpError,
@@ -50,6 +51,7 @@ MAX_ARGUMENT_BYTES = 1 << 20
 NO_ARGUMENTS_SCHEMA = "mcp-no-arguments-v1"
 FACTS_SCHEMA = "mcp-case-facts-v1"
 REPORT_SCHEMA = "mcp-case-report-v1"
+REFERENCES_ARGUMENTS_SCHEMA = "mcp-references-arguments-v1"
 
 ReportBuilder = Callable[[Path], tuple[dict[str, Any], str]]
 
@@ -84,6 +86,7 @@ class McpTools:
         research: ProjectResearch | None = None,
         report: ReportBuilder | None = None,
         text_cache_bytes: int = TEXT_CACHE_BYTES,
+        profile: EnrichmentProfile | None = None,
     ) -> None:
         self.package = package
         self.router = router
@@ -103,6 +106,12 @@ class McpTools:
             self._handlers["case_report"] = self._case_report
         if research is not None:
             self._handlers["project_query"] = self._project_query
+        # The reference map is the profile's; the live profile (its database and
+        # column names) is resolved at the first call and kept for the session.
+        self.profile = profile
+        self._live_profile: EnrichmentProfile | None = None
+        if research is not None and profile is not None:
+            self._handlers["project_references"] = self._project_references
 
     # -- what the client sees --------------------------------------------------------------
 
@@ -147,6 +156,20 @@ class McpTools:
                     "database.count.",
                     load_schema("project-query-v1"),
                     load_schema("project-result-v1"),
+                )
+            )
+        if "project_references" in self._handlers:
+            specs.append(
+                ToolSpec(
+                    "project_references",
+                    "Every place the project uses one ID as one entity type of the profile: "
+                    "the database rows of each reference-map entry holding the type (exact "
+                    "counts past the listed rows), the lines of the pinned commit naming the "
+                    "ID as a whole word, the constants of the type's prefixes assigned it and "
+                    "where they are used, and the case package's own snapshots. Every row and "
+                    "line names its capture (SHA-256 and JSON Pointer). Read-only.",
+                    load_schema(REFERENCES_ARGUMENTS_SCHEMA),
+                    load_schema("references-v1"),
                 )
             )
         return specs
@@ -241,6 +264,41 @@ class McpTools:
             "project_query", data, package=self._package_state(), capture=capture
         )
         return Outcome(dict(capture.result), _project_text(capture, recorded), recorded=recorded)
+
+    def _project_references(self, args: Mapping[str, Any], data: bytes) -> Outcome:
+        from viano_bug_analysis.enrichment.reference_search import (
+            Bounds,
+            check_request,
+            find_references,
+            live_profile,
+        )
+        from viano_bug_analysis.tools.reference_snapshots import snapshot_references
+        from viano_bug_analysis.tools.references_command import text_lines
+
+        assert self.research is not None and self.profile is not None
+        try:
+            if (found := check(REFERENCES_ARGUMENTS_SCHEMA, dict(args))) is not None:
+                raise McpError("mcp_arguments_invalid", found.message, found.details())
+            entity_type, value = args["entity_type"], args["id"]
+            shown = args.get("limit", 20)
+            check_request(self.profile, entity_type, value)
+            config = self.research.config
+            if self._live_profile is None:
+                self._live_profile = live_profile(self.profile, config, self.research.query)
+            bounds = Bounds.for_research(config.limits, shown=shown)
+            document = find_references(
+                self._live_profile, self.research, entity_type, value, bounds
+            )
+            document["snapshots"] = snapshot_references(
+                self.router, self.package, self.profile, entity_type, value, shown=shown
+            )
+        except VbaError as err:
+            return self._record_error("project_references", data, err)
+        recorded = self.log.record(
+            "project_references", data, package=self._package_state(), result=document
+        )
+        text = "\n".join(text_lines(document)) + _recorded_text(recorded)
+        return Outcome(document, text, recorded=recorded)
 
     def _case_facts(self, args: Mapping[str, Any], data: bytes) -> Outcome:
         try:

@@ -96,6 +96,32 @@ def read_lines(
     ]
 
 
+def contains_word(line: str, word: str) -> bool:
+    """Whether ``word`` (identifier characters only, digits first allowed) stands in
+    ``line`` as a whole word: the ``symbol`` boundary rule, which is ``git grep -w``'s.
+
+    ``symbol`` refuses a pattern starting with a digit, so a numeric ID is
+    searched literally and each hit line is checked here. Linear: an occurrence
+    starting inside a rejected one follows an identifier character, so the
+    scan resumes at the rejected occurrence's end.
+    """
+    if not word or not all(_is_word_char(c) for c in word):
+        raise ValueError("word must be a non-empty run of ASCII letters, digits and _")
+    start = line.find(word)
+    while start != -1:
+        end = start + len(word)
+        before = start == 0 or not _is_word_char(line[start - 1])
+        after = end == len(line) or not _is_word_char(line[end])
+        if before and after:
+            return True
+        start = line.find(word, end)
+    return False
+
+
+def _is_word_char(char: str) -> bool:
+    return char == "_" or (char.isascii() and char.isalnum())
+
+
 def is_identifier(name: str) -> bool:
     """True for ``[A-Za-z_][A-Za-z0-9_]*``, the only accepted symbol form."""
     return _native.is_identifier(name)

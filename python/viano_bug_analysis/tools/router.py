@@ -156,6 +156,23 @@ class InvestigationToolRouter:
             )
         return document
 
+    def read_snapshots(
+        self, package_path: str | os.PathLike[str]
+    ) -> tuple[CasePackage, dict[str, SourceText], dict[str, LoadedTable]]:
+        """Every declared source file and database snapshot of the package, read and
+        verified as a batch reads them (attachment, member size, CRC-32, SHA-256).
+
+        For a whole-case search (``vba references --package``) that is no batch:
+        no hypothesis, revision or phase applies, and nothing is written.
+        """
+        package = _load(Path(package_path))
+        readable = SOURCE_ROLES | {"database_snapshot"}
+        entries = {
+            ref: entry for ref, entry in package.context_entries.items() if entry.role in readable
+        }
+        texts, tables = self._read_selection(package, _Selection(entries))
+        return package, texts, tables
+
     def _prepare(
         self,
         package_path: str | os.PathLike[str],

@@ -1,0 +1,188 @@
+"""``vba references --project-config C --type T --id N [--package P] [--json]``.
+
+Every place the live project (and, with ``--package``, the case's own
+snapshots) uses the ID as that type: the map's database rows, whole-word
+literal lines and named constants (``enrichment.reference_search``). Human
+output is grouped, counts first; ``--json`` prints one ``references-v1``
+document. Exit codes are the table of every command: 2 for a rejected input
+(an unknown type names the profile's types), 3 when research is unavailable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from viano_bug_analysis.enrichment.profile import EnrichmentProfile
+from viano_bug_analysis.errors import EnrichmentError
+from viano_bug_analysis.exit_codes import ExitCode
+from viano_bug_analysis.jsonio import canonical_bytes
+
+
+def run_references(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.enrichment.reference_search import (
+        Bounds,
+        check_request,
+        find_references,
+        live_profile,
+    )
+    from viano_bug_analysis.profiles import load_profile
+    from viano_bug_analysis.project_research import ProjectResearch, load_config
+
+    loaded = load_profile(args.profile)
+    profile = _enrichment(loaded.enrichment)
+    check_request(profile, args.type, args.id)  # before any connection
+    config = load_config(args.project_config)
+    with ProjectResearch(config) as research:
+        live = live_profile(profile, config, research.query)
+        bounds = Bounds.for_research(config.limits, shown=args.limit)
+        document = find_references(live, research, args.type, args.id, bounds)
+    if args.package is not None:
+        from viano_bug_analysis.tools.reference_snapshots import snapshot_references
+
+        document["snapshots"] = snapshot_references(
+            loaded.router(), args.package, profile, args.type, args.id, shown=args.limit
+        )
+    if args.json:
+        sys.stdout.buffer.write(canonical_bytes(document) + b"\n")
+    else:
+        sys.stdout.write("".join(line + "\n" for line in text_lines(document)))
+    return ExitCode.OK
+
+
+def _enrichment(profile: EnrichmentProfile | None) -> EnrichmentProfile:
+    if profile is None:
+        raise EnrichmentError(
+            "profile_missing",
+            "the profile has no enrichment rules, so no reference map to follow",
+            {"key": "enrichment"},
+        )
+    return profile
+
+
+def text_lines(document: Mapping[str, Any]) -> list[str]:
+    """The human form: one heading line of counts per group, then its rows and lines."""
+    what = f"{document['entity_type']} {document['id']}"
+    lines = [f"references to {what} (profile {document['profile']})"]
+    lines += _database_lines(document["database"])
+    lines += _source_lines(document["source"])
+    if document.get("snapshots") is not None:
+        lines += _snapshot_lines(document["snapshots"])
+    return lines
+
+
+def _count(n: int, exact: bool) -> str:
+    return str(n) if exact else f"at least {n}" if n else "unknown"
+
+
+def _database_lines(part: Mapping[str, Any]) -> list[str]:
+    if not part["available"]:
+        return ["database: not configured ([database] in the project config)"]
+    entries = part["entries"]
+    used = [e for e in entries if e["count"]]
+    refused = [e for e in entries if "refused" in e]
+    total = part["total"] if part["total_exact"] else f"{part['total']} (see below)"
+    head = f"database: {total} row(s) in {len(used)} of {len(entries)} map entries"
+    if refused:
+        head += f"; {len(refused)} entries refused (vba profile check)"
+    lines = [head]
+    for entry in entries:
+        if "refused" in entry:
+            lines.append(f"  {entry['reference']}: refused ({entry['refused']})")
+            continue
+        if not entry["count"]:
+            continue
+        count = entry["count"] if entry["count_exact"] else f"at most {entry['count']}"
+        where = f"{entry['table']}.{entry['column']}"
+        if entry["when"]:
+            where += " where " + ", ".join(
+                f"{w['column']} {w['operator']} {w['value']}" for w in entry["when"]
+            )
+        lines.append(f"  {count} {entry['reference']}: {where}")
+        if entry["negative_means"]:
+            lines.append(f"    (a negative value means: {entry['negative_means']})")
+        for row in entry["rows"]:
+            key = ", ".join(f"{k}={v}" for k, v in row["key"].items())
+            lines.append(f"    {key}  [{row['capture_sha256'][:12]}{row['pointer']}]")
+        if len(entry["rows"]) < entry["count"]:
+            lines.append(f"    … {entry['count'] - len(entry['rows'])} more (--limit, --json)")
+    return lines
+
+
+def _source_lines(part: Mapping[str, Any]) -> list[str]:
+    if not part["available"]:
+        return ["source: not configured ([source] in the project config)"]
+    literal = part["literal"]
+    commit = part["origin"]["commit"][:12]
+    count = _count(literal["count"], literal["count_exact"])
+    lines = [f"source at {commit}: {count} line(s) name {literal['text']} as a whole word"]
+    if not literal["count_exact"]:
+        lines.append(
+            f"  (read {literal['lines_read']} of {literal['literal_lines']} lines holding the "
+            "digits; the rest was not checked)"
+        )
+    if not literal["complete"]:
+        lines.append("  (some files could not be searched: too large or not UTF-8)")
+    lines += [_hit(hit) for hit in literal["lines"]]
+    if len(literal["lines"]) < literal["count"]:
+        lines.append(f"  … {literal['count'] - len(literal['lines'])} more (--limit, --json)")
+    constants = part["constants"]
+    if not part["constant_prefixes"]:
+        return lines
+    prefixes = ", ".join(part["constant_prefixes"])
+    lines.append(f"constants ({prefixes}): {len(constants)} assigned this ID")
+    for constant in constants:
+        count = _count(constant["count"], constant["count_exact"])
+        lines.append(f"  {constant['name']}: {count} line(s) name it")
+        lines += ["  " + _hit(hit) for hit in constant["lines"]]
+    return lines
+
+
+def _hit(hit: Mapping[str, Any]) -> str:
+    return f"  {hit['path']}:{hit['line']}: {hit['text'].strip()}"
+
+
+def _snapshot_lines(part: Mapping[str, Any]) -> list[str]:
+    lines_total = sum(s["count"] for s in part["sources"])
+    rows_total = sum(t["count"] for t in part["tables"])
+    lines = [
+        f"case snapshots of {part['package_id']} (revision {part['analysis_revision']}): "
+        f"{lines_total} line(s) in {part['sources_searched']} source(s), "
+        f"{rows_total} row(s) in {part['tables_searched']} table snapshot(s)"
+    ]
+    for source in part["sources"]:
+        lines.append(f"  {source['source_ref']} {source['member']}: {source['count']}")
+        lines += [f"    L{hit['line']}: {hit['text'].strip()}" for hit in source["lines"]]
+    for table in part["tables"]:
+        lines.append(
+            f"  {table['source_ref']} {table['table']}.{table['column']} "
+            f"({table['reference']}, coverage {table['coverage']}): {table['count']}"
+        )
+        lines += [f"    {row['pointer']}" for row in table["rows"]]
+    return lines
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--project-config", required=True, help="ProjectResearch TOML")
+    parser.add_argument("--type", required=True, help="entity type of the profile (quest, ...)")
+    parser.add_argument("--id", required=True, type=int, help="the ID (a whole number)")
+    parser.add_argument(
+        "--package", type=Path, help="also search this case package's own snapshots (read-only)"
+    )
+    parser.add_argument(
+        "--limit", type=_shown, default=20, help="rows or lines listed per group (default 20)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one references-v1 document")
+
+
+def _shown(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError("must be from 1 to 1000")
+    return value
+
+
+__all__ = ["add_arguments", "run_references", "text_lines"]
