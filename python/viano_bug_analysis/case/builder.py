@@ -58,6 +58,7 @@ from viano_bug_analysis.case.report_revision import (
 from viano_bug_analysis.durable import PackageLayout, create_package_root, relative
 from viano_bug_analysis.enrichment.changes import changes_since_report
 from viano_bug_analysis.enrichment.engine import Enricher
+from viano_bug_analysis.enrichment.leads import add_leads
 from viano_bug_analysis.enrichment.extract import (
     MemberLines,
     Mention,
@@ -384,7 +385,8 @@ class CaseBuilder:
             journal.run,
             capture_path=lambda sha: f"{captures_rel}/{sha}.json",
             progress=self._progress,
-            phases=[changes_since_report(reported.fact)],
+            # Leads last: they rank what the other phases found.
+            phases=[changes_since_report(reported.fact), add_leads],
         )
         run = enricher.run(found)
         journal.finished_cleanly()
