@@ -90,8 +90,8 @@ def sql_count(db: TestDatabase, ref: Reference, entity_type: str, value: int) ->
             clauses.append(f"`{f.column}` IN ({', '.join(['%s'] * len(f.value))})")
             params += list(f.value)
         else:
-            assert f.operator == "eq"
-            clauses.append(f"`{f.column}` = %s")
+            sql = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+            clauses.append(f"`{f.column}` {sql[f.operator]} %s")
             params.append(f.value)
     connection = pymysql.connect(
         host=db.host, port=db.port, user=db.user, password=db.password, database="cata_world"
