@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from viano_bug_analysis import vocabulary
 from viano_bug_analysis.errors import EnrichmentError
@@ -27,6 +27,9 @@ from viano_bug_analysis.files import (
     read_regular_file,
 )
 from viano_bug_analysis.jsonio import sha256_hex
+
+if TYPE_CHECKING:
+    from viano_bug_analysis.enrichment.rules import Rule, ScriptLayout
 
 PROFILE_FORMAT = "viano-enrichment-profile"
 SCHEMA = "enrichment-profile-v1"
@@ -55,6 +58,9 @@ class Limits:
     max_leads: int = 20
     # Reverse references asked for one mentioned entity, in profile order.
     reverse_per_entity: int = 64
+    # Queries the consistency rules and the script-file candidates may add (of max_queries).
+    rule_queries: int = 48
+    script_file_queries: int = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +239,8 @@ class EnrichmentProfile:
     )
     names: tuple[NameRule, ...] = ()
     mentions: MentionRules = dataclasses.field(default_factory=MentionRules)
+    rules: tuple[Rule, ...] = ()
+    scripts: ScriptLayout | None = None
 
     def name_columns(self) -> tuple[NameColumn, ...]:
         """Every column a name is asked in: the entities' name columns, then name_tables."""
@@ -308,8 +316,11 @@ class EnrichmentProfile:
             for r in self.references
         )
         texts = tuple(dataclasses.replace(t, column=name(t.table, t.column)) for t in self.texts)
+        from viano_bug_analysis.enrichment.rules import renamed
+
         return dataclasses.replace(
             self,
+            rules=tuple(renamed(rule, name) for rule in self.rules),
             entities=entities,
             tables=tables,
             references=references,
@@ -377,7 +388,7 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
         if (text.table, text.column) in seen:
             _invalid(f"texts[{i}]", "the same table and column is listed twice")
         seen.add((text.table, text.column))
-    return EnrichmentProfile(
+    profile = EnrichmentProfile(
         name=document["profile"],
         database=document.get("database"),
         limits=Limits(**document.get("limits", {})),
@@ -400,6 +411,14 @@ def parse_profile(data: bytes) -> EnrichmentProfile:
             tuple(key.split(".", 1)): tuple(names)
             for key, names in document.get("column_alternatives", {}).items()
         },
+    )
+    # Rules name the map's tables and entries, so they are read after it.
+    from viano_bug_analysis.enrichment.rules import parse_rules, parse_scripts
+
+    return dataclasses.replace(
+        profile,
+        rules=parse_rules(document.get("rules", []), profile),
+        scripts=parse_scripts(document.get("scripts"), profile),
     )
 
 
