@@ -23,6 +23,8 @@ ENV_FILE=${VBA_TEST_SERVICES_ENV:-service-data/test-services.env}
 BASE_PORT=${VBA_TEST_DB_BASE_PORT:-33179}
 PYTHON=${PYTHON:-python3}
 FIXTURE=tests/fixtures/world_db.sql
+# Rows of the consistency-rule tests, added to cata_world before it is copied.
+FIXTURE_RULES=tests/fixtures/world_db_rules.sql
 # cata_world without quest_template, copied from cata_world: load it second.
 FIXTURE_NOQUEST=tests/fixtures/world_db_noquest.sql
 # cata_world under TrinityCore's default name `world`, copied the same way.
@@ -112,6 +114,7 @@ start() {
                 --database cata_world --database cata_world_noquest --database world \
                 --database vba_fixture_types --database cata_private >&2 \
             && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE" >&2 \
+            && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE_RULES" >&2 \
             && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE_NOQUEST" >&2 \
             && "$PYTHON" scripts/dev_world_db.py restore --directory "$dir" --dump "$FIXTURE_DEFAULT_NAME" >&2
         then
