@@ -17,6 +17,7 @@ GENERATED = 1500  # creature_template entries 200000-201499
 HANDWRITTEN = 32  # entries 90000-90031 (90003/90004 are not creatures), 91010, 91011
 CORPUS = 20  # the corpus world: entries 92100-92118 and 92500 (tests/corpus)
 REFMAP = 4  # the reference map cases: entries 93001-93004 (tests/enrichment/reference_map_cases.py)
+RULES = 2  # the consistency rules' entries 94501, 94502 (tests/fixtures/world_db_rules.sql)
 
 
 def rows(
@@ -149,7 +150,7 @@ def test_comparison_operators(
 
 def test_ne_includes_null_and_complements_eq(source: MariaDbSource) -> None:
     total = count(source, "creature_template")
-    assert total == GENERATED + HANDWRITTEN + CORPUS + REFMAP
+    assert total == GENERATED + HANDWRITTEN + CORPUS + REFMAP + RULES
     eq = count(source, "creature_template", f("subname", "eq", "Innkeeper"))
     ne = count(source, "creature_template", f("subname", "ne", "Innkeeper"))
     nulls = count(source, "creature_template", f("subname", "eq", None))
