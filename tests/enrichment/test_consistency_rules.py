@@ -532,19 +532,23 @@ symbol = true
 """
 
 
+HEAD = 'id = "r"\nkind = "heuristic"\nstatement = "s"\n'
+ON_TABLE = HEAD + 'table = "creature_template"\n'
+
+
 @pytest.mark.parametrize(
     ("rule", "key"),
     [
         (
-            'id = "r"\nkind = "engine"\nstatement = "s"\ntable = "creature_template"\ncheck = "match"',
+            ON_TABLE.replace("heuristic", "engine") + 'check = "match"',
             "rules[0].anchor",
         ),
         (
-            'id = "r"\nkind = "heuristic"\nstatement = "s"\ntable = "creature_template"\ncheck = "rows"',
+            ON_TABLE + 'check = "rows"',
             "rules[0].lookups",
         ),
         (
-            'id = "r"\nkind = "heuristic"\nstatement = "s"\ncheck = "exists"\nreferences = ["nope"]',
+            HEAD + 'check = "exists"\nreferences = ["nope"]',
             "rules[0].references[0]",
         ),
         (
@@ -563,8 +567,8 @@ symbol = true
             "rules[0].when[0].value",
         ),
         (
-            'id = "r"\nkind = "heuristic"\nstatement = "s"\ntable = "creature_template"\n'
-            'check = "rows"\nlookups = [{ table = "npc_spellclick_spells", column = "x", from = "entry" }]',
+            ON_TABLE + 'check = "rows"\n'
+            'lookups = [{ table = "npc_spellclick_spells", column = "x", from = "entry" }]',
             "rules[0].lookups[0]",
         ),
         (
@@ -582,14 +586,17 @@ def test_a_rule_the_profile_cannot_evaluate_is_refused_naming_its_key(rule: str,
 
 
 def test_two_rules_with_one_id_are_refused() -> None:
-    rule = b'[[rules]]\nid = "r"\nkind = "heuristic"\nstatement = "s"\ntable = "creature_template"\ncheck = "match"\n'
+    rule = b"[[rules]]\n" + (ON_TABLE + 'check = "match"\n').encode()
     with pytest.raises(EnrichmentError) as caught:
         parse_profile(BASE + b"\n" + rule + rule)
     assert caught.value.details["key"] == "rules[1].id"
 
 
 def test_a_scripts_pattern_without_the_name_placeholder_is_refused() -> None:
-    scripts = b'[scripts]\npath_prefix = "src/"\nnames = ["Register"]\nadded = ["new {name}"]\ndefined = "class {name}"\n'
+    scripts = (
+        b'[scripts]\npath_prefix = "src/"\nnames = ["Register"]\n'
+        b'added = ["new {name}"]\ndefined = "class {name}"\n'
+    )
     with pytest.raises(EnrichmentError) as caught:
         parse_profile(BASE + b"\n" + scripts)
     assert caught.value.details["key"] == "scripts"

@@ -111,13 +111,10 @@ class FakeWorld:
 
     def _source(self, query: Mapping[str, Any]) -> dict[str, Any]:
         if query["kind"] == "source.symbol":
-            word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(query['symbol'])}(?![A-Za-z0-9_])")
-            found = word.search
+            pattern = rf"(?<![A-Za-z0-9_]){re.escape(query['symbol'])}(?![A-Za-z0-9_])"
         else:
-            text = query["text"]
-
-            def found(line: str) -> bool:
-                return text in line
+            pattern = re.escape(query["text"])
+        found = re.compile(pattern).search
 
         prefix = query.get("path_prefix") or ""
         matches = [

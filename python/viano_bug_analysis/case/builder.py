@@ -58,16 +58,18 @@ from viano_bug_analysis.case.report_revision import (
 from viano_bug_analysis.durable import PackageLayout, create_package_root, relative
 from viano_bug_analysis.enrichment.changes import changes_since_report
 from viano_bug_analysis.enrichment.engine import Enricher
-from viano_bug_analysis.enrichment.leads import add_leads
 from viano_bug_analysis.enrichment.extract import (
     MemberLines,
     Mention,
     extract,
 )
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
+from viano_bug_analysis.enrichment.leads import add_leads
 from viano_bug_analysis.enrichment.origin import query_database
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.enrichment.profile_check import resolve_columns
+from viano_bug_analysis.enrichment.rule_phase import rules_phase
+from viano_bug_analysis.enrichment.script_files import script_file_phase
 from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError, VbaError
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
 
@@ -385,8 +387,14 @@ class CaseBuilder:
             journal.run,
             capture_path=lambda sha: f"{captures_rel}/{sha}.json",
             progress=self._progress,
-            # Leads last: they rank what the other phases found.
-            phases=[changes_since_report(reported.fact), add_leads],
+            # Rules and script files read the rows the queue read; leads last:
+            # they rank what the other phases found.
+            phases=[
+                rules_phase,
+                script_file_phase,
+                changes_since_report(reported.fact),
+                add_leads,
+            ],
         )
         run = enricher.run(found)
         journal.finished_cleanly()
