@@ -38,7 +38,7 @@ FILES = {
 
 def _run(limits: str = "", tables: Any = None) -> tuple[list[dict[str, Any]], Enricher, FakeWorld]:
     text = PROFILE.read_bytes().replace(
-        b"max_queries = 256\n", b"max_queries = 256\n" + limits.encode()
+        b"max_queries = 512\n", b"max_queries = 512\n" + limits.encode()
     )
     world = FakeWorld(TABLES if tables is None else tables, FILES)
     enricher = Enricher(
@@ -125,7 +125,7 @@ def test_the_phases_ask_nothing_new_past_their_own_bounds_and_say_so() -> None:
 
 def test_the_phases_share_max_queries_with_the_build() -> None:
     for cap in (5, 12, 20):
-        text = PROFILE.read_bytes().replace(b"max_queries = 256", f"max_queries = {cap}".encode())
+        text = PROFILE.read_bytes().replace(b"max_queries = 512", f"max_queries = {cap}".encode())
         enricher = Enricher(
             parse_profile(text),
             FakeWorld(TABLES, FILES),

@@ -17,7 +17,12 @@ from tests.project_research.conftest import TestDatabase, mariadb
 from tests.project_research.git_fixtures import git
 from viano_bug_analysis.enrichment import vcore_profile
 from viano_bug_analysis.enrichment.profile_check import needs
-from viano_bug_analysis.project_research import Capture, ProjectResearch, load_config
+from viano_bug_analysis.project_research import (
+    Capture,
+    ProjectResearch,
+    load_config,
+    query_sha256,
+)
 
 SAMPLE_SOURCES = Path(__file__).parents[3] / "samples" / "bug-20" / "wowsrc"
 # A typed constant for quest 91001 and an unrelated constant with the same number:
@@ -158,16 +163,15 @@ def case_spec(
 
 
 class CountingResearch:
-    """ProjectResearch with a count of the queries that reached it."""
+    """ProjectResearch with a count of the queries that reached it, refused ones too."""
 
     def __init__(self, inner: ProjectResearch) -> None:
         self.inner = inner
         self.asked: list[str] = []
 
     def capture(self, query: Mapping[str, Any]) -> Capture:
-        capture = self.inner.capture(query)
-        self.asked.append(capture.document["result"]["query_sha256"])
-        return capture
+        self.asked.append(query_sha256(query))
+        return self.inner.capture(query)
 
 
 @pytest.fixture

@@ -50,7 +50,7 @@ def test_build_shows_progress_and_a_readable_summary(
     lines = [line.strip() for line in done.stdout.splitlines()]
     assert re.fullmatch(
         r"enrichment: (\d+) queries \(\1 asked by this run\), \d+ facts: \d+ rows found by "
-        r"\d+ lookups, \d+ found nothing, 0 refused targets",
+        r"\d+ lookups, \d+ found nothing, \d+ refused targets?( \(source\.search\))?",
         lines[2],
     )
     # The leads block, then the facts (every fact line starts with its labels).

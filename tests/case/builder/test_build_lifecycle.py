@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import subprocess
@@ -80,7 +81,13 @@ def test_interrupted_at_every_step_resumes_without_duplicates(
     clean_dir = tmp_path / "clean"
     spec = case_spec(tmp_path / "inputs")
     points: list[str] = []
-    clean = builder(spec, clean_dir, counting, research_setup, after_step=points.append).build()
+    # Every durable step of a bounded build (the cost is quadratic in its steps):
+    # the journal is under test, not how far the profile reaches.
+    vcore = vcore_profile()
+    profile = dataclasses.replace(vcore, limits=dataclasses.replace(vcore.limits, max_queries=24))
+    clean = builder(
+        spec, clean_dir, counting, research_setup, after_step=points.append, profile=profile
+    ).build()
     clean_asked = len(counting.asked)
     assert clean_asked == len(clean.queries) and len(points) > 2 * clean_asked
 
@@ -96,8 +103,10 @@ def test_interrupted_at_every_step_resumes_without_duplicates(
                 raise Interrupted(point)
 
         with pytest.raises(Interrupted):
-            builder(spec, package, counting, research_setup, after_step=hook).build()
-        builder(spec, package, counting, research_setup).build()
+            builder(
+                spec, package, counting, research_setup, after_step=hook, profile=profile
+            ).build()
+        builder(spec, package, counting, research_setup, profile=profile).build()
         # No query ran twice across the interrupted run and the rerun ...
         assert sorted(counting.asked) == sorted(set(counting.asked))
         assert len(counting.asked) == clean_asked, points[stop_at]

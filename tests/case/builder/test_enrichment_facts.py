@@ -210,7 +210,8 @@ def test_prompt_context_is_deterministic_and_labelled(
     text = orjson.dumps(context).decode()
     assert '"inputs"' not in text and "attachments/" not in text
     assert all(fact["label"] for fact in context["facts"])
-    ids = [fact["fact_id"] for fact in context["facts"]]
+    # Leads first, in rank order; every other fact in fact-ID order.
+    ids = [fact["fact_id"] for fact in context["facts"] if fact["kind"] != "project_lead"]
     assert ids == sorted(ids, key=lambda i: int(i[1:]))
     # Provenance stays citable in short form.
     entity = next(f for f in context["facts"] if f["kind"] == "project_entity")
