@@ -6,7 +6,8 @@
 The page lists every ``[[references]]`` entry, table by table, and what a
 mentioned or reached entity costs in reverse queries. It is generated so it
 cannot drift from the map (tests/enrichment/test_reference_map_doc.py).
-Needs the package importable (the repository's python/ on the path).
+Run it with the project's environment (`.venv/bin/python`): it imports the
+installed package, as the tests do.
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
+from viano_bug_analysis.durable import PackageFiles
+from viano_bug_analysis.enrichment import references
+from viano_bug_analysis.enrichment.profile import Reference, load_profile
 
-from viano_bug_analysis.durable import PackageFiles  # noqa: E402
-from viano_bug_analysis.enrichment import references  # noqa: E402
-from viano_bug_analysis.enrichment.profile import Reference, load_profile  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 PROFILE_FILE = ROOT / "python" / "viano_bug_analysis" / "profiles" / "vcore" / "enrichment.toml"
 PAGE = ROOT / "docs" / "reference-map-vcore.md"
