@@ -33,6 +33,7 @@ OPERATOR_LISTS = {
     vocabulary.FILTER_OPERATORS,
     vocabulary.EQUALITY_OPERATORS,
     vocabulary.ORDERED_OPERATORS,
+    vocabulary.RULE_OPERATORS,
 }
 IDENTIFIER_PATTERNS = {
     vocabulary.schema_pattern(vocabulary.IDENTIFIER_PATTERN),

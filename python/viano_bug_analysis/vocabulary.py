@@ -34,6 +34,9 @@ from typing import Final
 FILTER_OPERATORS: Final[tuple[str, ...]] = ("eq", "ne", "lt", "le", "gt", "ge", "contains", "in")
 EQUALITY_OPERATORS: Final[tuple[str, ...]] = ("eq", "ne")
 ORDERED_OPERATORS: Final[tuple[str, ...]] = ("lt", "le", "gt", "ge")
+# A consistency rule's conditions also test bits of a flags column (npcflag).
+MASK_OPERATORS: Final[tuple[str, ...]] = ("mask_any", "mask_all", "mask_none")
+RULE_OPERATORS: Final[tuple[str, ...]] = FILTER_OPERATORS + MASK_OPERATORS
 OPERATOR_HINT: Final = "allowed operators: " + ", ".join(FILTER_OPERATORS)
 
 IDENTIFIER_PATTERN: Final = r"[A-Za-z_][A-Za-z0-9_$]{0,63}"

@@ -35,7 +35,7 @@ from viano_bug_analysis.errors import EnrichmentError
 if TYPE_CHECKING:
     from viano_bug_analysis.enrichment.profile import EnrichmentProfile, Filter, Reference
 
-MASK_OPERATORS = ("mask_any", "mask_all", "mask_none")
+MASK_OPERATORS = vocabulary.MASK_OPERATORS
 CHECKS = ("match", "rows", "no_rows", "exists", "registered", "added")
 _REFERENCE_CHECKS = ("exists", "registered", "added")
 _NAME = "{name}"
