@@ -286,7 +286,9 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 def _cmd_research(args: argparse.Namespace) -> int:
     from viano_bug_analysis.project_research.__main__ import run
 
-    return run(args.config, args.query, pretty=args.pretty, no_cache=args.no_cache)
+    return run(
+        args.config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile
+    )
 
 
 def _cmd_references(args: argparse.Namespace) -> int:
@@ -438,14 +440,9 @@ def _parser() -> argparse.ArgumentParser:
         help="answer one project-query-v1 query (live git / database, read-only)",
         **shared,
     )
-    research.add_argument("--config", required=True, help="ProjectResearch TOML configuration")
-    research.add_argument("--query", required=True, help="project-query-v1 JSON file, - for stdin")
-    research.add_argument("--pretty", action="store_true", help="indent the result JSON")
-    research.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="neither read nor write the persistent content cache (source.cache_dir)",
-    )
+    from viano_bug_analysis.project_research.__main__ import add_arguments as add_research
+
+    add_research(research)
     research.set_defaults(run=_cmd_research)
 
     from viano_bug_analysis.tools.references_command import add_arguments as add_references

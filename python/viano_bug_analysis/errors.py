@@ -438,6 +438,8 @@ class ResearchError(VbaError):
             "config_unreadable",
             "database_ambiguous",
             "database_error",
+            "entity_id_invalid",
+            "entity_type_unknown",
             "identifier_invalid",
             "invalid_filter_value",
             "kind_unknown",

@@ -45,13 +45,15 @@ EXIT_BLOCKED = ExitCode.BLOCKED
 
 
 @contextlib.contextmanager
-def _research(path: Any) -> Iterator[Research | None]:
+def _research(path: Any, profile: Any) -> Iterator[Research | None]:
     if path is None:
         yield None
         return
+    from viano_bug_analysis.enrichment.reference_query import with_reference_map
     from viano_bug_analysis.project_research import ProjectResearch, load_config
 
-    with ProjectResearch(load_config(path)) as research:
+    # The model's project.query may ask the references kind of the profile's map.
+    with with_reference_map(ProjectResearch(load_config(path)), profile) as research:
         yield research
 
 
@@ -117,7 +119,7 @@ def run_investigate(args: argparse.Namespace) -> int:
         progress.done()
         if _print_interpretation(interpreted, args.package) != ExitCode.OK:
             return ExitCode.BLOCKED
-    with _research(config.research_config) as research:
+    with _research(config.research_config, profile) as research:
         controller = InvestigationController(
             args.package,
             model=ChatClient(config.llm),
