@@ -227,3 +227,139 @@ def test_a_folder_of_issue_files_is_read_in_name_order(tmp_path: Path) -> None:
     with pytest.raises(TriageError) as caught:
         read_reports(empty)
     assert caught.value.details["reason"] == "empty_folder"
+
+
+def _interpretation(statement: str, query: dict[str, Any]) -> str:
+    return json.dumps(
+        {
+            "hypotheses": [
+                {
+                    "statement": statement,
+                    "refuted_if": "The rows show the opposite.",
+                    "rests_on": ["report"],
+                    "first_query": {"operation": "project.query", "arguments": query},
+                }
+            ]
+        }
+    )
+
+
+def _answer(next_step: dict[str, Any], evidence: list[dict[str, str]], **fields: Any) -> str:
+    return json.dumps(
+        {
+            "hypothesis_id": "H1",
+            "assessment": fields.get("assessment", "undetermined"),
+            "confidence": fields.get("confidence", 0.4),
+            "evidence": evidence,
+            "next": next_step,
+        }
+    )
+
+
+def _rows(table: str, column: str, value: int) -> dict[str, Any]:
+    return {
+        "kind": "database.rows",
+        "table": table,
+        "columns": [column],
+        "filters": [{"column": column, "operator": "eq", "value": value}],
+        "offset": 0,
+        "limit": 5,
+    }
+
+
+def test_with_an_llm_each_report_is_investigated_once_and_a_rerun_asks_nothing(
+    tmp_path: Path, research_setup: ResearchSetup
+) -> None:
+    from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+
+    quest, spider = _rows("quest_template", "ID", 90001), _rows("creature_template", "entry", 90007)
+    script = []
+    for statement, query in (("The quest row is wrong.", quest), ("The spider has no AI.", spider)):
+        script += [
+            _interpretation(statement, query),
+            _answer({"kind": "tool", "operation": "project.query", "arguments": query}, []),
+            _answer(
+                {"kind": "conclusion", "summary": "The row is there as the report says."},
+                [{"evidence_id": "E1", "role": "supports", "reference": "/rows/0"}],
+                assessment="supported",
+                confidence=0.7,
+            ),
+        ]
+    issues = issues_file(tmp_path)
+    out = tmp_path / "out"
+    with ScriptedLlmServer(script) as server:
+        config = tmp_path / "investigate.toml"
+        config.write_text(
+            f'[llm]\nbase_urls = ["{server.base_url}"]\nmodel = "scripted"\nmax_retries = 0\n'
+            "[investigation]\nresponse_recovery_version = 1\nmax_steps = 4\n"
+            f'[research]\nconfig = "{research_setup.config_path}"\n'
+        )
+        command = [sys.executable, "-m", "viano_bug_analysis.cli", "triage", str(issues),
+                   "--out", str(out), "--project-config", str(research_setup.config_path),
+                   "--config", str(config), "--jobs", "1", "--only", "101,103"]  # fmt: skip
+        first = subprocess.run(command, capture_output=True, text=True, check=False)
+        assert first.returncode == 0, first.stderr
+        assert len(server.requests) == 6
+        again = subprocess.run(command, capture_output=True, text=True, check=False)
+        assert again.returncode == 0, again.stderr
+        assert len(server.requests) == 6  # an answer stored is never asked again
+    index = json.loads((out / "index.json").read_text())
+    assert [row["case"] for row in index["rows"]] == ["vcore-bugs-101", "vcore-bugs-103"]
+    for row in index["rows"]:
+        assert row["status"] == "investigated" and row["verdict"] == {"H1": "supported"}
+        assert row["usage"]["prompt_tokens"] >= 0
+    # A changed report is marked, not investigated again without --reinvestigate.
+    edited = backlog()
+    edited[0]["body"] += "\r\nStill broken today."
+    issues_file(tmp_path, edited)
+    with ScriptedLlmServer([]) as idle:
+        old_url = config.read_text().split('"')[1]
+        config.write_text(config.read_text().replace(old_url, idle.base_url))
+        changed = subprocess.run(command, capture_output=True, text=True, check=False)
+        assert changed.returncode == 0, changed.stderr
+        assert idle.requests == []
+    rows = {r["case"]: r for r in json.loads((out / "index.json").read_text())["rows"]}
+    assert rows["vcore-bugs-101"]["status"] == "changed_since_verdict"
+    assert rows["vcore-bugs-103"]["status"] == "investigated"
+
+
+def test_the_index_in_headless_chromium_filters_and_sorts(
+    tmp_path: Path, research_setup: ResearchSetup
+) -> None:
+    from tests.report.browser import chromium, run_chromium
+
+    executable = chromium()
+    issues = backlog()
+    issues[3]["title"] = '<img src=x onerror="document.title=1"> & Hilde'
+    out = tmp_path / "out"
+    triage(issues_file(tmp_path, issues), out, research_setup)
+    page = (out / "index.html").resolve().as_uri()
+
+    def rows(fragment: str) -> list[tuple[str, bool]]:
+        dom = run_chromium(executable, tmp_path / "profile", "--dump-dom", page + fragment)
+        text = dom.decode()
+        found = []
+        for chunk in text.split("<tr ")[1:]:
+            case = chunk.split("<code>", 1)[1].split("</code>", 1)[0]
+            found.append((case, " hidden" in chunk.split(">", 1)[0]))
+        return found
+
+    everything = rows("")
+    assert [case for case, hidden in everything] == [
+        "vcore-bugs-101", "vcore-bugs-102", "vcore-bugs-103", "vcore-bugs-104",
+    ]  # fmt: skip
+    assert not any(hidden for _case, hidden in everything)
+    shown = [case for case, hidden in rows("#info=1") if not hidden]
+    assert "vcore-bugs-102" in shown and "vcore-bugs-101" not in shown
+    assert [case for case, hidden in rows("#q=spider") if not hidden] == ["vcore-bugs-103"]
+    by_number_desc = [case for case, _hidden in rows("#sort=0&dir=desc")]
+    assert by_number_desc == [
+        "vcore-bugs-104",
+        "vcore-bugs-103",
+        "vcore-bugs-102",
+        "vcore-bugs-101",
+    ]
+    # The hostile title is text: no element was made of it, no script ran.
+    dom = run_chromium(executable, tmp_path / "profile", "--dump-dom", page).decode()
+    assert "<img" not in dom and "&lt;img src=x" in dom
+    assert "<title>Triage: 4 reports</title>" in dom

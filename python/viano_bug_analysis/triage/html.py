@@ -4,8 +4,9 @@ Every text comes from reports, which are hostile input: each is escaped
 (``html.escape`` with quotes) before it is placed. Links go only to the
 report's tracker URL when it is ``http(s)`` and to files of the triage
 folder by relative path. The one inline script sorts rows by a clicked
-column and filters by text, status and "needs info"; it reads the table
-the page already holds and loads nothing.
+column and filters by text, status and "needs info" (a view can be linked:
+``index.html#q=spider&status=failed&info=1&sort=4&dir=desc``); it reads the
+table the page already holds and loads nothing.
 """
 
 from __future__ import annotations
@@ -74,6 +75,17 @@ _SCRIPT = """
   text.addEventListener("input", apply);
   status.addEventListener("change", apply);
   info.addEventListener("change", apply);
+  // A view can be linked: #q=spider&status=failed&info=1&sort=4&dir=desc
+  var params = new URLSearchParams(location.hash.slice(1));
+  if (params.get("q")) text.value = params.get("q");
+  if (params.get("status")) status.value = params.get("status");
+  if (params.get("info") === "1") info.checked = true;
+  apply();
+  var col = parseInt(params.get("sort"), 10);
+  if (col >= 0 && col < heads.length) {
+    heads[col].click();
+    if (params.get("dir") === "desc") heads[col].click();
+  }
 })();
 """
 

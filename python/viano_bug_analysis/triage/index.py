@@ -143,6 +143,7 @@ def _package_columns(package_dir: Path, setup: Any) -> dict[str, Any]:
     leads = leads_of(facts)
     changed = [lead for lead in leads if lead["lead"] == "changed_since_report"]
     columns: dict[str, Any] = {
+        "revision": package.analysis_revision,
         "leads": len(leads),
         "first_lead": lead_line(leads[0]) if leads else None,
         "maybe_fixed": (

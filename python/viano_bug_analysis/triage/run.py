@@ -125,17 +125,18 @@ class Triage:
         except VbaError as err:
             return _record(key, digest, "failed", error=_error(err, "build"))
         record = _record(key, digest, "built", revision=built.revision)
-        if previous is not None and previous.get("investigated_revision") is not None:
-            record["investigated_revision"] = previous["investigated_revision"]
+        # The report a verdict was reached on: its spec's SHA-256 (the
+        # interpretation itself adds a case revision, so revisions cannot say).
+        verdict_on = previous.get("investigated_spec") if previous is not None else None
+        if verdict_on is not None:
+            record["investigated_spec"] = verdict_on
         if self.setup.investigation is None:
             return self._with_report(key, record)
-        investigated = record.get("investigated_revision")
-        if investigated is not None and investigated != built.revision:
-            if not self.setup.reinvestigate:
-                record["status"] = "changed_since_verdict"
-                return self._with_report(key, record)
-        elif investigated is not None:
+        if verdict_on == digest:
             record["status"] = "investigated"  # nothing new to ask
+            return self._with_report(key, record)
+        if verdict_on is not None and not self.setup.reinvestigate:
+            record["status"] = "changed_since_verdict"
             return self._with_report(key, record)
         try:
             with self._llm:
@@ -144,7 +145,7 @@ class Triage:
             record.update(status="failed", error=_error(err, "investigation"))
             return self._with_report(key, record)
         if state == "concluded":
-            record.update(status="investigated", investigated_revision=built.revision)
+            record.update(status="investigated", investigated_spec=digest)
         else:
             record.update(status="blocked", blocked=state)
         return self._with_report(key, record)
