@@ -45,6 +45,9 @@ DYNAMIC_SITES = {
     # A refusal of the case package passed on with its CaseError code.
     "_load",
     "InvestigationToolRouter._read_selection",
+    # The references kind passes on check_request's code (entity_type_unknown,
+    # entity_id_invalid) as a ResearchError with the query's pointer.
+    "ReferenceResearch._references",
 }
 
 

@@ -117,6 +117,7 @@ def _row(root: Path, report: Report, record: Mapping[str, Any], setup: Any) -> d
         "package": None,
         "report": record.get("report"),
         "revision": record.get("revision"),
+        "queries": None,
         "leads": 0,
         "first_lead": None,
         "maybe_fixed": None,
@@ -144,6 +145,8 @@ def _package_columns(package_dir: Path, setup: Any) -> dict[str, Any]:
     changed = [lead for lead in leads if lead["lead"] == "changed_since_report"]
     columns: dict[str, Any] = {
         "revision": package.analysis_revision,
+        # What the revision's enrichment asked (the same after any rerun).
+        "queries": len(index.get("queries") or ()) if index is not None else None,
         "leads": len(leads),
         "first_lead": lead_line(leads[0]) if leads else None,
         "maybe_fixed": (

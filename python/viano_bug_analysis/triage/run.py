@@ -106,7 +106,9 @@ class Triage:
         self._say(report.key, "started", total, done=False)
         if report.spec is None:
             assert report.error is not None
-            record = _record(report.key, None, "failed", error=_error(report.error, "import"))
+            record = _record(
+                report.key, None, "failed", error=_error_record(report.error, "import")
+            )
         else:
             record = self._case(report)
         self._store(report.key, record)
@@ -123,7 +125,7 @@ class Triage:
             spec_path = self._write_spec(key, data)
             built = self._build(spec_path, key)
         except VbaError as err:
-            return _record(key, digest, "failed", error=_error(err, "build"))
+            return _record(key, digest, "failed", error=_error_record(err, "build"))
         record = _record(key, digest, "built", revision=built.revision)
         # The report a verdict was reached on: its spec's SHA-256 (the
         # interpretation itself adds a case revision, so revisions cannot say).
@@ -142,7 +144,7 @@ class Triage:
             with self._llm:
                 state = self._investigate(key)
         except VbaError as err:
-            record.update(status="failed", error=_error(err, "investigation"))
+            record.update(status="failed", error=_error_record(err, "investigation"))
             return self._with_report(key, record)
         if state == "concluded":
             record.update(status="investigated", investigated_spec=digest)
@@ -243,7 +245,7 @@ def _record(key: str, spec_sha256: str | None, status: str, **fields: Any) -> di
     }
 
 
-def _error(err: VbaError, stage: str) -> dict[str, Any]:
+def _error_record(err: VbaError, stage: str) -> dict[str, Any]:
     from viano_bug_analysis.exit_codes import exit_code_for
 
     # The code, message and details are safe to show by contract (docs/errors.md).

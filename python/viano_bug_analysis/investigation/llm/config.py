@@ -69,6 +69,9 @@ class LlmConfig:
     max_tokens: int | None = None
     json_response: bool = False
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    # How many requests may be in flight at once across the cases of one
+    # process (vba triage); one investigation asks one at a time anyway.
+    max_concurrent: int = 1
 
     def __post_init__(self) -> None:
         if isinstance(self.base_urls, str):
@@ -105,6 +108,7 @@ class LlmConfig:
         if not isinstance(self.json_response, bool):
             raise _invalid("json_response", "must be true or false")
         _int_in_range("max_reply_bytes", self.max_reply_bytes, 1024, 1 << 30)
+        _int_in_range("max_concurrent", self.max_concurrent, 1, 256)
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any]) -> LlmConfig:
