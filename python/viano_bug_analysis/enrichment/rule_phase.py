@@ -314,16 +314,9 @@ class _RuleRun:
 
 
 def entity_of(profile: EnrichmentProfile, read: RowRead) -> tuple[str | None, Any]:
-    """Whom a row is about: the entity whose table it is, else the one a part_of entry holds."""
-    for entity in profile.entities.values():
-        if entity.table == read.table:
-            return entity.entity_type, read.row.get(entity.column)
-    for ref in profile.references:
-        if ref.table == read.table and ref.part_of and not ref.symbol:
-            named = references.named(ref, read.row.get(ref.column))
-            if named:
-                return named[0]
-    return None, None
+    """Whom a row read is about (``references.about``); (None, None) when the map says not."""
+    found = references.about(profile, read.table, read.row)
+    return (None, None) if found is None else found
 
 
 def rules_phase(ctx: PhaseContext) -> None:
