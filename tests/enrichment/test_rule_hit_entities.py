@@ -107,7 +107,12 @@ SMART = [
     ("creature spawn", ("creature_spawn", SPAWN), smart(0, -SPAWN), ("creature_spawn", SPAWN)),
     ("gameobject entry", ("gameobject", GO), smart(1, GO), ("gameobject", GO)),
     ("quest", ("quest", Q), smart(5, Q), ("quest", Q)),
-    ("timed action list", ("smart_action_list", 9400100), smart(9, 9400100), ("smart_action_list", 9400100)),
+    (
+        "timed action list",
+        ("smart_action_list", 9400100),
+        smart(9, 9400100),
+        ("smart_action_list", 9400100),
+    ),
 ]
 OWN_TABLES = {
     "creature_template": [creature(C)],

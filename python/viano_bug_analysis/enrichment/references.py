@@ -26,9 +26,7 @@ def holders(
     ]
 
 
-def about(
-    profile: EnrichmentProfile, table: str, row: Mapping[str, Any]
-) -> tuple[str, Any] | None:
+def about(profile: EnrichmentProfile, table: str, row: Mapping[str, Any]) -> tuple[str, Any] | None:
     """Whom a row read is about: the entity whose own table it is, else what the row's
     own ``part_of`` entries name, by the row's semantics.
 

@@ -390,7 +390,7 @@ def case_facts(package: CasePackage) -> dict[str, Any]:
     index = load_index(package)
     # Leads first, ranked as every other listing ranks them; then the rest in index order.
     facts = [
-        {**fact, "label": LABELS.get(fact.get("kind"), "project data")}
+        {**fact, "label": LABELS.get(str(fact.get("kind")), "project data")}
         for fact in leads_first((index or {}).get("facts", []))
     ]
     sources = [
