@@ -8,6 +8,7 @@ import pytest
 
 from tests.case.builder.conftest import CountingResearch, ResearchSetup
 from tests.case.builder.test_enrichment_facts import build, captured
+from viano_bug_analysis.enrichment.leads import leads_first
 from viano_bug_analysis.investigation.project_context import LABELS
 from viano_bug_analysis.jsonio import canonical_bytes, sha256_hex
 from viano_bug_analysis.mcp_server.tools import McpTools
@@ -27,7 +28,10 @@ def test_case_facts_are_the_revisions_facts_labelled_with_provenance(
     document = outcome.structured
     assert check("mcp-case-facts-v1", document) is None
     assert document["analysis_revision"] == built.revision
-    assert [{k: v for k, v in f.items() if k != "label"} for f in document["facts"]] == built.facts
+    # Every fact of the revision, the leads first (tests/mcp_server/test_case_facts_leads.py).
+    assert [{k: v for k, v in f.items() if k != "label"} for f in document["facts"]] == leads_first(
+        built.facts
+    )
     assert all(fact["label"] == LABELS[fact["kind"]] for fact in document["facts"])
     assert document["research_origin"]["git"]["commit"] == research_setup.commit
     cited = [fact for fact in document["facts"] if "provenance" in fact]

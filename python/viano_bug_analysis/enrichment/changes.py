@@ -30,9 +30,10 @@ to look first, not proof that it fixed anything.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+from viano_bug_analysis.enrichment.engine import AskingPhase
 from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.project_research import Capture
 
@@ -59,18 +60,19 @@ class PhaseContext(Protocol):
     def provenance(self, capture: Capture, pointer: str) -> dict[str, Any]: ...
 
 
-def changes_since_report(revision: Mapping[str, Any] | None) -> Callable[[PhaseContext], None]:
-    """The phase for a build whose revision step stated ``revision`` (None: none)."""
+def changes_since_report(revision: Mapping[str, Any] | None) -> AskingPhase:
+    """The phase for a build whose revision step stated ``revision`` (None: none); the
+    reference map keeps its pages (``MAX_PAGES``) of max_queries for it when it will ask."""
+    since = _since(revision)
 
     def phase(ctx: PhaseContext) -> None:
-        since = _since(revision)
         if since is None:
             return
         terms = collect_terms(ctx.facts)
         if terms:
             _ask_and_state(ctx, since, terms)
 
-    return phase
+    return AskingPhase(phase, lambda _profile: 0 if since is None else MAX_PAGES)
 
 
 def _since(revision: Mapping[str, Any] | None) -> str | None:

@@ -4,8 +4,11 @@ The map says which column holds which entity's IDs. It is followed both
 ways: from a row read to the entity its column names (forward) and from an
 entity to the rows naming it (reverse: every entry for a mentioned entity,
 its own ``part_of`` rows for every entity reached). After the queue, the
-build's phases (rules, changes since the report, leads) run on the same
-query budget.
+build's phases (rules, script files, changes since the report, leads) run on
+the same query budget: the queue stops at ``max_queries`` less what the
+asking phases want (``AskingPhase``, at most ``limits.reserve_cap()``), goes
+on with what they leave of it, and one ``query_budget`` fact counts what the
+budget left out.
 
 Deterministic: the same mentions, profile and answers give the same queries
 in the same order and the same facts with the same IDs, which is what lets
@@ -84,6 +87,23 @@ class _Work:
 Phase = Callable[["PhaseContext"], None]
 
 
+@dataclass(frozen=True)
+class AskingPhase:
+    """A build phase that asks queries of its own: ``wants`` says how many it may ask
+    under this profile (its own bound, 0 when it has nothing to check).
+
+    What the asking phases want, at most ``limits.reserve_cap()``, is kept from
+    the reference map, so a large case cannot leave them nothing. A plain
+    callable keeps nothing: what it asks comes from what the others left.
+    """
+
+    run: Callable[[PhaseContext], None]
+    wants: Callable[[EnrichmentProfile], int]
+
+    def __call__(self, ctx: PhaseContext) -> None:
+        self.run(ctx)
+
+
 class PhaseContext:
     """What a build phase may do: read the facts, ask within the one budget, state facts."""
 
@@ -117,6 +137,11 @@ class PhaseContext:
         if outcome is not None and outcome.capture is None:
             self._enricher._refused(work, outcome)
         return outcome
+
+    def not_asked(self, purpose: Mapping[str, Any]) -> None:
+        """A query a phase did not ask because max_queries was spent (counted, not stated
+        one by one: the build's ``query_budget`` fact names them by purpose)."""
+        self._enricher._left_out_by("phases", purpose)
 
     def rows_query(
         self, table: str, column: str, value: Scalar, extra: Sequence[Filter] = ()
@@ -176,6 +201,14 @@ class Enricher:
         self._stated: dict[bytes, str] = {}
         self._database_asked = 0
         self._database_refused: dict[str, int] = {}  # refusal code -> queries
+        # The share of max_queries kept for the asking phases, and the bound of the
+        # stage now running (the map's: max_queries less the reserve).
+        self._reserve = 0
+        self._limit = profile.limits.max_queries
+        self._stage = "reference_map"
+        # stage -> purpose kind -> queries not asked for max_queries; rule IDs not checked.
+        self._left_out: dict[str, dict[str, int]] = {}
+        self._rules_left_out: set[str] = set()
 
     # -- public -------------------------------------------------------------------------
 
@@ -190,6 +223,10 @@ class Enricher:
         found = mentions if isinstance(mentions, Extraction) else Extraction(list(mentions))
         if not isinstance(mentions, Extraction):
             found.names = list(names)
+        limits = self._profile.limits
+        wanted = sum(p.wants(self._profile) for p in self._phases if isinstance(p, AskingPhase))
+        self._reserve = min(max(0, wanted), limits.reserve_cap())
+        self._limit = limits.max_queries - self._reserve
         for mention in found.mentions:
             self._fact(
                 "case_mention",
@@ -236,16 +273,21 @@ class Enricher:
         # before anything reached from them.
         for entity_type, entity_id in sorted(entities):
             self._entity_links(entity_type, entity_id, 0, None, None, mentioned=True)
-        while self._queue:
-            work = heapq.heappop(self._queue)[-1]
-            key = _key(work.query)
-            del self._pending[key]
-            outcome = self._ask(work)
-            if outcome is not None:
-                self._answered(work, outcome)
+        self._drain(keep_rest=True)
+        # The asking phases spend the reserve (what one leaves, the next may spend); then
+        # the map goes on with what they left, before the phases that only read.
         context = PhaseContext(self)
-        for phase in self._phases:
+        asking = [i for i, p in enumerate(self._phases) if isinstance(p, AskingPhase)]
+        if not asking:
+            self._limit = limits.max_queries
+            self._drain(keep_rest=False)
+        for index, phase in enumerate(self._phases):
+            self._stage, self._limit = "phases", limits.max_queries
             phase(context)
+            if asking and index == asking[-1]:
+                self._stage = "reference_map"
+                self._rest_of_the_map()
+        self._budget_fact()
         for refusal in self._refusals.values():
             self._fact(
                 "project_context_coverage",
@@ -431,9 +473,11 @@ class Enricher:
         )
 
     def _ask(self, work: _Work) -> StepOutcome | None:
-        """Runs one query (None when max_queries is reached: a coverage fact says so)."""
-        if len(self._queries) >= self._profile.limits.max_queries:
+        """Runs one query (None when the stage's share of max_queries is spent: a coverage
+        fact says so)."""
+        if len(self._queries) >= self._limit:
             self._skip(work, "max_queries")
+            self._left_out_by(self._stage, work.purpose)
             return None
         self._progress(f"query {len(self._queries) + 1}: {_describe(work)}")
         outcome = self._run(work.query)
@@ -459,25 +503,104 @@ class Enricher:
 
     def _enqueue(self, work: _Work) -> None:
         key = _key(work.query)
+        # Pending first: a query a phase asked while the map still had it queued is
+        # answered for the map when the queue reaches it (its target fact comes then).
+        if key in self._pending:
+            self._pending[key].origins.extend(work.origins)
+            return
         if key in self._done:
             # Asked before: the same answer, and the same target fact, for this origin.
             for origin in work.origins:
                 self._relationship_fact(origin, work, self._done[key], self._targets.get(key))
             return
-        if key in self._pending:
-            self._pending[key].origins.extend(work.origins)
-            return
         self._pending[key] = work
         heapq.heappush(self._queue, (work.depth, _class(work), next(self._order), work))
 
     def _skip(self, work: _Work, reason: str) -> None:
+        kept = ""
+        if self._reserve:
+            kept = f" ({self._reserve} of them kept for the build phases)"
         self._fact(
             "project_context_coverage",
             reason=reason,
             purpose=work.purpose,
             query=work.query,
-            statement=f"not queried: the {reason} bound of the enrichment profile was reached; "
-            "the project context is incomplete here",
+            statement=f"not queried: the {reason} bound of the enrichment profile was "
+            f"reached{kept}; the project context is incomplete here",
+        )
+
+    def _drain(self, *, keep_rest: bool) -> None:
+        """Asks the queue in order; ``keep_rest``: stop at the stage's share, the rest
+        stays queued. An answer a phase got meanwhile is the map's too, at no cost."""
+        while self._queue:
+            work = self._queue[0][-1]
+            key = _key(work.query)
+            done = self._done.get(key)
+            if done is None and keep_rest and len(self._queries) >= self._limit:
+                return
+            heapq.heappop(self._queue)
+            del self._pending[key]
+            outcome = done if done is not None else self._ask(work)
+            if outcome is not None:
+                self._answered(work, outcome)
+
+    def _rest_of_the_map(self) -> None:
+        """The queue on what the asking phases left of the reserve; rows read now come
+        after the rules and script files and are not checked by them (a fact says so)."""
+        before = len(self._facts)
+        self._drain(keep_rest=False)
+        late = [f for f in self._facts[before:] if f["kind"] == "project_rows"]
+        if late:
+            self._fact(
+                "project_context_coverage",
+                reason="read_after_phases",
+                count=len(late),
+                facts=[f["fact_id"] for f in late],
+                statement=f"{len(late)} lookups of the reference map were asked on the part "
+                "of the build phases' reserve they left, after them: the consistency rules "
+                "and the script-file candidates did not check these rows",
+            )
+
+    def _left_out_by(self, stage: str, purpose: Mapping[str, Any]) -> None:
+        kinds = self._left_out.setdefault(stage, {})
+        kind = str(purpose.get("kind"))
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if isinstance(purpose.get("rule"), str):
+            self._rules_left_out.add(purpose["rule"])
+
+    def _budget_fact(self) -> None:
+        """One fact for everything max_queries left out, by stage and purpose."""
+        if not self._left_out:
+            return
+        counts = {stage: sum(kinds.values()) for stage, kinds in self._left_out.items()}
+        fields: dict[str, Any] = {
+            "max_queries": self._profile.limits.max_queries,
+            "reserved_for_phases": self._reserve,
+            "asked": len(self._queries),
+            "count": sum(counts.values()),
+            "not_asked": {
+                stage: dict(sorted(kinds.items()))
+                for stage, kinds in sorted(self._left_out.items())
+            },
+        }
+        if self._rules_left_out:
+            fields["rules_not_checked"] = sorted(self._rules_left_out)
+        parts = [
+            f"{counts[stage]} of {name}"
+            for stage, name in (
+                ("reference_map", "the reference map"),
+                ("phases", "the build phases"),
+            )
+            if stage in counts
+        ]
+        self._fact(
+            "project_context_coverage",
+            reason="query_budget",
+            **fields,
+            statement=f"the query budget (max_queries {self._profile.limits.max_queries}, "
+            f"{self._reserve} of them kept for the build phases) ran out: "
+            f"{' and '.join(parts)} queries were not asked (by purpose in not_asked); nothing "
+            "is known of them",
         )
 
     # -- answers ------------------------------------------------------------------------
@@ -510,7 +633,9 @@ class Enricher:
         refusal = self._refusals.setdefault(key, _Refusal(outcome.refused_code, target))
         if work.purpose not in refusal.purposes:
             refusal.purposes.append(work.purpose)
-        refusal.queries.append(outcome.query_sha256)
+        # A query a phase was refused, then the map's own: one query, counted once.
+        if outcome.query_sha256 not in refusal.queries:
+            refusal.queries.append(outcome.query_sha256)
 
     def _rows(self, work: _Work, capture: Capture) -> str | None:
         assert work.table is not None
@@ -1025,4 +1150,4 @@ def _describe(work: _Work) -> str:
     return f"{purpose['relation']} -> {target}"
 
 
-__all__ = ["Enricher", "EnrichmentRun"]
+__all__ = ["AskingPhase", "Enricher", "EnrichmentRun", "PhaseContext"]

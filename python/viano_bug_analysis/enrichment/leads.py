@@ -35,8 +35,9 @@ names and paths only: never a row value other than an ID, a source line or
 a commit message, so it can be printed and logged anywhere.
 
 The readers of leads (build summary, ``vba status``, ``vba case leads``,
-the prompt selection, the case report) use :func:`leads_of`,
-:func:`leads_left_out` and :func:`lead_line`.
+the prompt selection, the MCP ``case_facts`` tool, the case report) use
+:func:`leads_of`, :func:`leads_first`, :func:`leads_left_out` and
+:func:`lead_line`.
 """
 
 from __future__ import annotations
@@ -140,6 +141,13 @@ def add_leads(ctx: PhaseContext) -> None:
 def leads_of(facts: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The ``project_lead`` facts, by rank."""
     return sorted((f for f in facts if f.get("kind") == LEAD_KIND), key=lambda f: f["rank"])
+
+
+def leads_first(facts: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Every fact, the ``project_lead`` facts first by rank (:func:`leads_of`), then the
+    others in index order: the one order of every listing of a revision's facts."""
+    listed = list(facts)
+    return [*leads_of(listed), *(f for f in listed if f.get("kind") != LEAD_KIND)]
 
 
 def leads_left_out(facts: Iterable[Mapping[str, Any]]) -> int:
@@ -451,6 +459,7 @@ __all__ = [
     "add_leads",
     "is_limit_fact",
     "lead_line",
+    "leads_first",
     "leads_left_out",
     "leads_of",
     "location_text",

@@ -61,6 +61,14 @@ class Limits:
     # Queries the consistency rules and the script-file candidates may add (of max_queries).
     rule_queries: int = 48
     script_file_queries: int = 16
+    # Queries of max_queries kept from the reference map for the build phases that ask
+    # (at most what their own bounds let them ask); None: at most a quarter of max_queries.
+    phase_reserve: int | None = None
+
+    def reserve_cap(self) -> int:
+        """The most the reference map leaves to the build phases, whatever they want."""
+        cap = self.max_queries // 4 if self.phase_reserve is None else self.phase_reserve
+        return max(0, min(cap, self.max_queries))
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,31 @@ def holders(
     ]
 
 
+def about(profile: EnrichmentProfile, table: str, row: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """Whom a row read is about: the entity whose own table it is, else what the row's
+    own ``part_of`` entries name, by the row's semantics.
+
+    An entry counts only where its ``when`` holds on the row: a ``conditions``
+    row is about what its SourceTypeOrReferenceId says SourceGroup and
+    SourceEntry hold, a ``smart_scripts`` row about the owner its source_type
+    names (a negative entryorguid: a spawn). The first such entry in profile
+    order that names an ID decides, so a profile lists the source side of a
+    table before the rest. None: no entry of the map says what the row is about.
+    """
+    for entity in profile.entities.values():
+        if entity.table == table:
+            return entity.entity_type, row.get(entity.column)
+    for ref in profile.references:
+        if ref.table != table or not ref.part_of or ref.symbol:
+            continue
+        if ref.column not in row or not when_holds(ref, row):
+            continue
+        found = named(ref, row[ref.column])
+        if found:
+            return found[0]
+    return None
+
+
 def reverse_filter(ref: Reference, entity_type: str, value: int) -> Filter:
     """The comparison that finds ``value`` as an ID of ``entity_type`` in ``ref.column``.
 
@@ -146,6 +171,7 @@ def _typed(value: Any) -> tuple[str, Any]:
 
 
 __all__: Sequence[str] = [
+    "about",
     "constant_pattern",
     "holders",
     "named",

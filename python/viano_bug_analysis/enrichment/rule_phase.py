@@ -5,8 +5,10 @@ it asks beyond them is one targeted lookup per row and check (the same query
 as the build's own lookup where there is one, which then costs nothing), one
 symbol search per script name (the build's own), and one search per engine
 rule for its anchor line. New queries are bounded by ``limits.rule_queries``
-within the shared ``max_queries``; what that leaves unchecked is a coverage
-fact. A hit states what the rows say, never that the bug lies there.
+within the shared ``max_queries`` (the reference map keeps that many for the
+phase, ``limits.phase_reserve``); what the bound leaves unchecked is a
+coverage fact, what the spent budget leaves is counted in the build's
+``query_budget`` fact. A hit states what the rows say, never that the bug lies there.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from viano_bug_analysis import vocabulary
 from viano_bug_analysis.enrichment import references
+from viano_bug_analysis.enrichment.engine import AskingPhase
 from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.enrichment.rules import Rule
 from viano_bug_analysis.jsonio import canonical_bytes
@@ -82,6 +85,11 @@ class Asker:
         if not known and self._asked >= self._limit:
             kind = str(purpose.get("kind"))
             self.cut[kind] = self.cut.get(kind, 0) + 1
+            return None
+        if not known and self.exhausted:
+            # The budget is spent: counted for the build's query_budget fact, and the phase
+            # goes on with what the build has already asked (those answers cost nothing).
+            self._ctx.not_asked(purpose)
             return None
         before = len(self._ctx.queries)
         outcome = self._ctx.ask(query, purpose)
@@ -156,8 +164,6 @@ class _RuleRun:
                     continue
                 for hit in self._check(rule, read):
                     self._state(rule, read, hit)
-                if self.asker.exhausted:
-                    return  # max_queries: the engine has said what it left out
         self.asker.coverage()
 
     # -- the checks ---------------------------------------------------------------------
@@ -314,22 +320,23 @@ class _RuleRun:
 
 
 def entity_of(profile: EnrichmentProfile, read: RowRead) -> tuple[str | None, Any]:
-    """Whom a row is about: the entity whose table it is, else the one a part_of entry holds."""
-    for entity in profile.entities.values():
-        if entity.table == read.table:
-            return entity.entity_type, read.row.get(entity.column)
-    for ref in profile.references:
-        if ref.table == read.table and ref.part_of and not ref.symbol:
-            named = references.named(ref, read.row.get(ref.column))
-            if named:
-                return named[0]
-    return None, None
+    """Whom a row read is about (``references.about``); (None, None) when the map says not."""
+    found = references.about(profile, read.table, read.row)
+    return (None, None) if found is None else found
 
 
-def rules_phase(ctx: PhaseContext) -> None:
-    """Evaluates the profile's ``[[rules]]`` on the rows the build read."""
+def _rules(ctx: PhaseContext) -> None:
     if ctx.profile.rules:
         _RuleRun(ctx).run()
+
+
+def _rule_queries(profile: EnrichmentProfile) -> int:
+    return profile.limits.rule_queries if profile.rules else 0
+
+
+# Evaluates the profile's ``[[rules]]`` on the rows the build read, on its share of
+# max_queries (limits.rule_queries, kept from the reference map).
+rules_phase = AskingPhase(_rules, _rule_queries)
 
 
 def _purpose(rule: Rule, read: RowRead) -> dict[str, Any]:

@@ -13,7 +13,8 @@ row read. For each, the candidates are
   register the scripts of other entities spawned in that zone.
 
 Bounded: ``[scripts].max_subjects`` subjects, ``limits.script_file_queries``
-new queries within ``max_queries``. A candidate says where the lineage keeps
+new queries within ``max_queries`` (kept for the phase from the reference
+map, ``limits.phase_reserve``). A candidate says where the lineage keeps
 such scripts, not that a script is missing or that the bug lies there.
 """
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from viano_bug_analysis import vocabulary
+from viano_bug_analysis.enrichment.engine import AskingPhase
 from viano_bug_analysis.enrichment.rule_phase import (
     MATCHES_POINTER,
     Asker,
@@ -39,6 +41,7 @@ from viano_bug_analysis.enrichment.rules import ScriptLayout, ZoneSpawns
 
 if TYPE_CHECKING:
     from viano_bug_analysis.enrichment.engine import PhaseContext
+    from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 
 EVIDENCE_LINES = 5
 ZONE_SCRIPTS_ASKED = 2
@@ -65,8 +68,6 @@ class _Candidates:
                 self._siblings(subject)
             self._constants(subject)
             self._zone(subject)
-            if self.asker.exhausted:
-                return
         self.asker.coverage()
 
     # -- subjects -----------------------------------------------------------------------
@@ -274,10 +275,18 @@ class _Candidates:
         )
 
 
-def script_file_phase(ctx: PhaseContext) -> None:
-    """States ``project_script_file_candidate`` facts (needs the profile's ``[scripts]``)."""
+def _script_files(ctx: PhaseContext) -> None:
     if ctx.profile.scripts is not None:
         _Candidates(ctx, ctx.profile.scripts).run()
+
+
+def _script_file_queries(profile: EnrichmentProfile) -> int:
+    return profile.limits.script_file_queries if profile.scripts is not None else 0
+
+
+# States ``project_script_file_candidate`` facts (needs the profile's ``[scripts]``), on
+# its share of max_queries (limits.script_file_queries, kept from the reference map).
+script_file_phase = AskingPhase(_script_files, _script_file_queries)
 
 
 def _purpose(symbol: str) -> dict[str, Any]:

@@ -530,6 +530,24 @@ def _line(fact: Mapping[str, Any], by_id: Facts) -> str | None:
             )
         if fact["reason"] == "candidates_dropped":
             return f"coverage: candidates_dropped: {fact['count']} {fact['what']} not looked up"
+        if fact["reason"] == "query_budget":
+            stages = ", ".join(
+                f"{sum(kinds.values())} of the {stage.replace('_', ' ')}"
+                for stage, kinds in fact["not_asked"].items()
+            )
+            unchecked = fact.get("rules_not_checked") or []
+            rules = f"; rules not fully checked: {', '.join(unchecked)}" if unchecked else ""
+            return (
+                f"coverage: query_budget: {_n(int(fact['count']), 'query', 'queries')} not "
+                f"asked ({stages}) of max_queries {fact['max_queries']}, "
+                f"{fact['reserved_for_phases']} kept for the build phases{rules}"
+            )
+        if fact["reason"] == "read_after_phases":
+            return (
+                f"coverage: read_after_phases: {_n(int(fact['count']), 'lookup')} of the "
+                "reference map asked on what the build phases left, after them: not checked "
+                "by the rules or the script-file candidates"
+            )
         if fact["reason"] == "database_unreadable":
             codes = ", ".join(f"{code} {n}" for code, n in fact["codes"].items())
             return f"coverage: database_unreadable: every database query was refused ({codes})"

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from viano_bug_analysis.case.package import CasePackage
-from viano_bug_analysis.enrichment.leads import LEAD_KIND, leads_of
+from viano_bug_analysis.enrichment.leads import leads_first
 from viano_bug_analysis.jsonio import MAX_ENCODE_DEPTH, canonical_bytes, strict_loads
 
 PROMPT_VERSION = "investigation_project_v1"
@@ -81,9 +81,7 @@ def project_prompt_context(package: CasePackage) -> dict[str, Any] | None:
     selected: list[dict[str, Any]] = []
     duplicates: list[str] = []
     seen: dict[bytes, str] = {}
-    leads = leads_of(index["facts"])
-    others = [fact for fact in index["facts"] if fact["kind"] != LEAD_KIND]
-    for fact in [*leads, *others]:
+    for fact in leads_first(index["facts"]):
         view = _prompt_view(fact)
         key = canonical_bytes(
             {k: v for k, v in view.items() if k not in {"fact_id", "purpose", "source"}}

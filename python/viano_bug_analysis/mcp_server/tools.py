@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from viano_bug_analysis.case.package import CasePackage, load_package
+from viano_bug_analysis.enrichment.leads import leads_first
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.errors import (
     JsonEncodeError,
@@ -387,9 +388,11 @@ def case_facts(package: CasePackage) -> dict[str, Any]:
     """The ``mcp-case-facts-v1`` document of a loaded package."""
     manifest = package.manifest
     index = load_index(package)
-    facts = []
-    for fact in (index or {}).get("facts", []):
-        facts.append({**fact, "label": LABELS.get(fact.get("kind"), "project data")})
+    # Leads first, ranked as every other listing ranks them; then the rest in index order.
+    facts = [
+        {**fact, "label": LABELS.get(str(fact.get("kind")), "project data")}
+        for fact in leads_first((index or {}).get("facts", []))
+    ]
     sources = [
         {
             "source_ref": entry.source_ref,
