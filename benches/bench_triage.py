@@ -88,7 +88,8 @@ def _triage(config: Path, issues: Path, out: Path, jobs: int) -> tuple[float, in
     )
     _pid, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - started
-    assert os.waitstatus_to_exitcode(status) == 0
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    assert child.returncode == 0
     return seconds, usage.ru_maxrss
 
 
