@@ -73,8 +73,11 @@ BY_CODE: dict[str, ExitCode] = {
     "capture_conflict": ExitCode.DAMAGED,
     "budget_key_conflict": ExitCode.DAMAGED,
     "budget_settlement_conflict": ExitCode.DAMAGED,
-    # A symbolic link inside the package could lead writes or reads outside it.
+    # A symbolic link inside the package could lead writes or reads outside it;
+    # a manifest path that leaves the package (or passes through a link) is the
+    # same damage, found while loading.
     "package_path_outside": ExitCode.DAMAGED,
+    "manifest_path_outside_package": ExitCode.DAMAGED,
     # Another process holds the package or wrote the same log entry first.
     "package_busy": ExitCode.BUSY,
     "triage_busy": ExitCode.BUSY,

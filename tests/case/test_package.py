@@ -247,6 +247,27 @@ def test_case_path_through_a_symlink_to_outside(pkg: Path, tmp_path: Path) -> No
     assert err.details["reason"] == "path is or passes through a symbolic link"
 
 
+def test_a_manifest_path_leaving_the_package_is_a_damaged_package_exit_5(
+    pkg: Path, tmp_path: Path
+) -> None:
+    # As package_path_outside: the package's own record points outside it.
+    import subprocess
+    import sys
+
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(case_file(pkg).read_bytes())
+    (pkg / "evil.json").symlink_to(outside)
+    edit_manifest(pkg, lambda m: m["case"].__setitem__("path", "evil.json"))
+    done = subprocess.run(
+        [sys.executable, "-m", "viano_bug_analysis.cli", "case", "verify", str(pkg)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 5, done.stderr
+    assert '"manifest_path_outside_package"' in done.stderr
+
+
 def test_case_path_that_is_a_symlink_inside_the_package(pkg: Path) -> None:
     case = case_file(pkg)
     case.rename(case.with_name("real.json"))
