@@ -126,3 +126,36 @@ def test_hypotheses_added_after_the_verdict_are_announced(tmp_path: Path) -> Non
         "Hypotheses were added after the verdict and are not investigated yet: H3. "
         "Run `vba investigate` to complete the verdict."
     )
+
+
+def test_a_cited_empty_result_reads_no_lines_matched_with_its_query(tmp_path: Path) -> None:
+    from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+    from tests.report.package_fixture import answer, built_package, cite, find, investigate
+
+    root = built_package(tmp_path)
+    script = [
+        answer("H1", find("NO_SUCH_MARKER")),
+        answer(
+            "H1",
+            {"kind": "conclusion", "summary": "The log never names the marker."},
+            [cite("E1", "/result/matches", "contradicts")],
+            assessment="refuted",
+            confidence=0.6,
+        ),
+        answer("H2", find("QuestID")),
+        answer(
+            "H2",
+            {"kind": "conclusion", "summary": "The log names the quest."},
+            [cite("E2", "/result/matches/0/text")],
+            assessment="supported",
+            confidence=0.6,
+        ),
+    ]
+    with ScriptedLlmServer(script) as server:
+        investigate(root, server)
+    report = build_report(root)
+    cited = report["hypotheses"][0]["citations"][0]
+    assert cited["verification"] == "verified"
+    assert cited["excerpt"].startswith("no lines matched: ")
+    assert '"operation": "source.find_text"' in cited["excerpt"]
+    assert "NO_SUCH_MARKER" in cited["excerpt"]

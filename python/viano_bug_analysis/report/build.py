@@ -319,6 +319,17 @@ class _Evidence:
         text, truncated = excerpt(self.payload(evidence_id))
         return {"evidence_id": evidence_id, "excerpt": text, "truncated": truncated}
 
+    def empty(self, evidence_id: str, reference: str) -> tuple[str, bool]:
+        """``no rows matched: <the query>`` for a cited empty list."""
+        record = self._records.get(evidence_id) or {}
+        request = record.get("request") or {}
+        if record.get("kind") != "project_query" and isinstance(request.get("requests"), list):
+            first = request["requests"][0]
+            request = {"operation": first.get("operation"), "arguments": first.get("arguments")}
+        last = reference.rstrip("/").rsplit("/", 1)[-1]
+        query, _cut = excerpt(request, compact=True)
+        return excerpt(f"{_EMPTY_NOUNS.get(last, 'nothing')} matched: {query}")
+
     def citation(
         self, hid: str, number: int, cited: Mapping[str, Any], *, verified: bool
     ) -> dict[str, Any]:
@@ -332,6 +343,9 @@ class _Evidence:
         else:
             verification = "verified" if value_hash == stored else "mismatch"
         text, truncated = excerpt(value) if found else ("", False)
+        if found and value == []:
+            # An empty answer is a finding only with the question it answers.
+            text, truncated = self.empty(evidence_id, reference)
         provenance = cited.get("provenance") if verified else None
         return {
             "anchor": f"cite-{hid}-{number}",
@@ -371,6 +385,16 @@ class _Evidence:
                 raise
             return False, None, None
         return True, resolved.value_sha256, value
+
+
+# What an empty list of each name says was not found.
+_EMPTY_NOUNS = {
+    "rows": "no rows",
+    "matches": "no lines",
+    "lines": "no lines",
+    "files": "no files",
+    "tables": "no tables",
+}
 
 
 def excerpt(value: Any, *, compact: bool = False) -> tuple[str, bool]:
