@@ -286,9 +286,10 @@ def run_bomb(path: Path, sha256: str, size: int, max_bytes: int, method: str) ->
         timeout=120,
     )
     result: dict[str, Any] = json.loads(proc.stdout)
-    # Far below the 256 MiB the stream inflates to.
+    # Far below the 256 MiB the stream inflates to: the reader never holds more
+    # than the limit. (How long a bomb takes is benches/bench_zip_bombs.py's;
+    # the subprocess timeout above only bounds a hang.)
     assert result["rss_growth_kib"] < 16 * 1024, result
-    assert result["seconds"] < 2.0, result
     return result
 
 
@@ -331,7 +332,15 @@ def test_honest_bomb_rejected_before_inflating(
     sha256 = "0" * 64
     result = run_bomb(path, sha256, BOMB_SIZE, 1 << 20, method)
     assert result["outcome"] == ["LimitError", "byte_limit_exceeded", {"limit": 1 << 20}]
-    assert result["seconds"] < 0.1
+    # Before inflating means the stream is never read: the same entry over bytes
+    # that are no deflate stream at all is refused the same way (a reader that
+    # inflated first would say zip_corrupt).
+    garbage = Entry(
+        "bomb", b"", DEFLATED, payload=b"\xff" * len(bomb_payload), size=BOMB_SIZE, crc32=0
+    )
+    path = write(tmp_path, zipcraft.build([garbage]))
+    result = run_bomb(path, sha256, BOMB_SIZE, 1 << 20, method)
+    assert result["outcome"] == ["LimitError", "byte_limit_exceeded", {"limit": 1 << 20}]
 
 
 def test_limit_below_expected_size(tmp_path: Path) -> None:
