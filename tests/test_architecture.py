@@ -33,6 +33,9 @@ TOP_LEVEL = {
     "cli": "command line",
     "demo": "command line",
     "mcp_server": "command line",
+    # vba triage runs import, build and investigation for many reports: it
+    # wires every layer, as a command does.
+    "triage": "command line",
     "report": "report",
     "profiles": "profiles",
     "investigation": "investigation",
