@@ -44,7 +44,8 @@ PROMPT_VERSIONS = (
 )
 CURRENT_VERSION = "investigation_v2"
 CURRENT_PROJECT_VERSION = "investigation_project_v2"
-_PROJECT_VERSIONS = frozenset({"investigation_project_v1", "investigation_project_v2"})
+PROJECT_PROMPT_VERSIONS = frozenset({"investigation_project_v1", "investigation_project_v2"})
+_PROJECT_VERSIONS = PROJECT_PROMPT_VERSIONS
 MAX_EVIDENCE_PAYLOAD_CHARS = 6000
 
 _RULES = """You investigate one hypothesis about a bug report of a game server, read-only.
@@ -255,6 +256,7 @@ def _json(value: Any) -> str:
 __all__ = [
     "CURRENT_PROJECT_VERSION",
     "CURRENT_VERSION",
+    "PROJECT_PROMPT_VERSIONS",
     "PROMPT_VERSIONS",
     "build_messages",
     "prompt_text",
