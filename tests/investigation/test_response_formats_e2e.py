@@ -19,6 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.investigation.llm import recipe_servers as recipes
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer, reply
 from tests.investigation.package_fixtures import (
@@ -32,8 +34,11 @@ from tests.investigation.package_fixtures import (
 )
 from viano_bug_analysis import jsonio
 from viano_bug_analysis.durable import PackageLayout
+from viano_bug_analysis.errors import CallRecordError, PackageFileError
 from viano_bug_analysis.investigation.controller import InvestigationController, RunOutcome
+from viano_bug_analysis.investigation.llm_formats import PackageFormats
 from viano_bug_analysis.investigation.recovery import CallRecordStore
+from viano_bug_analysis.investigation.recovery.audit import _check_schema
 from viano_bug_analysis.investigation.steps import StepLog
 
 
@@ -127,3 +132,53 @@ def test_prose_from_a_server_that_ignores_the_schema_is_rejected(tmp_path: Path)
     assert formats == ["json_schema"] * 3  # prose is no refusal of the format
     decision = StepLog(root).get("H1", 1, 1, "decision")
     assert decision is not None and decision["reason"] == "syntax_error"
+
+
+def test_the_interpretation_sends_its_own_schema_and_falls_back_the_same_way(
+    tmp_path: Path,
+) -> None:
+    from tests.investigation.test_interpreter import GOOD as PROPOSAL
+    from tests.investigation.test_interpreter import built, interpreter
+
+    root = built(tmp_path)
+    with ScriptedLlmServer([PROPOSAL], gate=recipes.llama_server_old()) as server:
+        outcome = interpreter(root, server).run()
+        requests = server.requests
+    assert outcome.state == "interpreted"
+    assert recipes.sent_formats(requests) == ["json_schema", "json_object"]
+    first = requests[0].body["response_format"]["json_schema"]  # type: ignore[index]
+    assert first["name"] == "case_interpretation"
+    queries = first["schema"]["properties"]["hypotheses"]["items"]["properties"]["first_query"]
+    operations = {q["properties"]["operation"]["const"] for q in queries["anyOf"]}
+    assert "source.find_text" in operations and "project.query" not in operations
+    (record,) = CallRecordStore(root).list()
+    assert record.document["response_format"]["type"] == "json_object"
+
+
+def test_call_records_of_either_version_are_read_strictly(tmp_path: Path) -> None:
+    root = built_package(tmp_path)
+    with ScriptedLlmServer([answer(FIND), answer(CONCLUDE)], gate=recipes.vllm()) as server:
+        run(root, server)
+    document = dict(CallRecordStore(root).list()[0].document)
+    assert document["format_version"] == 2
+    _check_schema(document, "call_record_corrupt")
+    old = {k: v for k, v in document.items() if k != "response_format"}
+    _check_schema({**old, "format_version": 1}, "call_record_corrupt")  # a version-1 record
+    for broken in ({**old, "format_version": 2}, {**document, "format_version": 1}):
+        with pytest.raises(CallRecordError) as caught:
+            _check_schema(broken, "call_record_corrupt")
+        assert caught.value.code == "call_record_corrupt"
+
+
+def test_a_damaged_format_choice_names_its_file(tmp_path: Path) -> None:
+    root = built_package(tmp_path)
+    with ScriptedLlmServer([answer(FIND), answer(CONCLUDE)], gate=recipes.refuses_schema()) as s:
+        run(root, s)
+    folder = root / PackageLayout.LLM_FORMATS
+    victim = sorted(folder.iterdir())[-1]
+    victim.write_bytes(victim.read_bytes().replace(b"json_object", b"json_obiect"))
+    key = victim.name.split("-")[0]
+    with pytest.raises(PackageFileError) as caught:
+        PackageFormats(PackageLayout(root)).get(key)
+    assert caught.value.code == "package_corrupt"
+    assert caught.value.details["path"].endswith(victim.name)

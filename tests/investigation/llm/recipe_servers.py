@@ -95,9 +95,12 @@ def openai(member_strict_required: bool = False) -> Gate:
 def vllm() -> Gate:
     def gate(body: dict[str, Any] | None) -> Step | None:
         member = _format(body)
-        if member is not None and member.get("type") == "json_schema":
-            if not _wrapped_schema(member):
-                return _error(400, "json_schema.schema is required")
+        if (
+            member is not None
+            and member.get("type") == "json_schema"
+            and not _wrapped_schema(member)
+        ):
+            return _error(400, "json_schema.schema is required")
         return None
 
     return gate
@@ -106,9 +109,12 @@ def vllm() -> Gate:
 def llama_server() -> Gate:
     def gate(body: dict[str, Any] | None) -> Step | None:
         member = _format(body)
-        if member is not None and member.get("type") == "json_schema":
-            if not _wrapped_schema(member):
-                return _error(400, "\"json_schema\" must have a \"schema\" member")
+        if (
+            member is not None
+            and member.get("type") == "json_schema"
+            and not _wrapped_schema(member)
+        ):
+            return _error(400, '"json_schema" must have a "schema" member')
         return None
 
     return gate
