@@ -64,7 +64,7 @@ _STRICT_DROPPED: Final = frozenset(
 _MAX_DEPTH: Final = 64
 
 
-class SchemaNotExpressible(Exception):
+class _NotExpressible(Exception):
     """The strict subset cannot describe a node of the schema."""
 
 
@@ -298,14 +298,14 @@ def strict_form(portable: Mapping[str, Any]) -> dict[str, Any] | None:
         return None  # the subset needs an object at the root
     try:
         result: dict[str, Any] = _strict(portable, 0)
-    except SchemaNotExpressible:
+    except _NotExpressible:
         return None
     return result
 
 
 def _strict(schema: Any, depth: int) -> Any:
     if depth > _MAX_DEPTH or not isinstance(schema, dict) or not schema:
-        raise SchemaNotExpressible  # {} admits any value: the subset has no such node
+        raise _NotExpressible  # {} admits any value: the subset has no such node
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key in _STRICT_DROPPED:
@@ -326,11 +326,11 @@ def _strict(schema: Any, depth: int) -> Any:
         kinds = out.pop("type")
         return {"anyOf": [{**out, "type": kind} for kind in kinds]}
     if "allOf" in schema or "not" in schema or "if" in schema:
-        raise SchemaNotExpressible
+        raise _NotExpressible
     if schema.get("type") == "object" or "properties" in schema:
         properties = schema.get("properties", {})
         if not properties or schema.get("additionalProperties", True) is not False:
-            raise SchemaNotExpressible  # an open mapping
+            raise _NotExpressible  # an open mapping
         required = set(schema.get("required", ()))
         out["type"] = "object"
         out["properties"] = {
@@ -344,7 +344,7 @@ def _strict(schema: Any, depth: int) -> Any:
     if "anyOf" in out:
         out.pop("type", None)  # the members carry it
     if not ({"type", "enum", "anyOf"} & set(out)):
-        raise SchemaNotExpressible
+        raise _NotExpressible
     return out
 
 

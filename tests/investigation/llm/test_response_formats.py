@@ -48,11 +48,22 @@ def client(server: ScriptedLlmServer, sleep: Sleeps | None = None, **config: Any
 # -- the recipes ----------------------------------------------------------------------------
 
 RECIPES = [
-    ("openai", recipes.openai(), {"json_schema_strict": True}, ["json_schema"]),
+    (
+        "openai",
+        recipes.openai(),
+        {"response_format": "json_schema", "json_schema_strict": True},
+        ["json_schema"],
+    ),
     ("vllm", recipes.vllm(), {}, ["json_schema"]),
     ("llama_server", recipes.llama_server(), {"cache_prompt": True}, ["json_schema"]),
     ("llama_server_old", recipes.llama_server_old(), {}, ["json_schema", "json_object"]),
     ("llama_cpp_python", recipes.llama_cpp_python(), {}, ["json_schema", "json_object"]),
+    (
+        "llama_cpp_python_fixed",
+        recipes.llama_cpp_python(),
+        {"response_format": "json_object"},
+        ["json_object"],
+    ),
     ("ollama", recipes.ollama(), {}, ["json_schema"]),
     ("refuses_schema", recipes.refuses_schema(), {}, ["json_schema", "json_object"]),
     ("ignores", recipes.ignores(), {}, ["json_schema"]),
