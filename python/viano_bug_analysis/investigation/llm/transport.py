@@ -117,7 +117,8 @@ def _check_format_refusal(response: http.client.HTTPResponse) -> None:
         status = response.status
         raise LlmError(
             FORMAT_REFUSED,
-            f"the endpoint refused the response format (HTTP {status})",
+            f"the endpoint refused the response format (HTTP {status}); set [llm] "
+            'response_format = "auto" (it falls back) or a format the server takes',
             {"status": status, "reason": reason},
         )
 
