@@ -40,6 +40,7 @@ from viano_bug_analysis.investigation.llm_formats import PackageFormats
 from viano_bug_analysis.investigation.recovery import CallRecordStore
 from viano_bug_analysis.investigation.recovery.audit import _check_schema
 from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.schemas import compiled_validator
 
 
 def run(root: Path, server: ScriptedLlmServer, stop_at: str | None = None) -> RunOutcome:
@@ -113,10 +114,18 @@ def test_a_json_schema_answer_with_an_unresolved_citation_is_still_rejected(
         CONCLUDE, [{"evidence_id": "E1", "role": "supports", "reference": "/result/nowhere/9"}]
     )
     resolved = answer(CONCLUDE, [{"evidence_id": "E1", "role": "supports", "reference": "L2"}])
-    with ScriptedLlmServer([answer(FIND), unresolved, resolved], gate=recipes.vllm()) as server:
+    script = [answer(FIND), unresolved, resolved]
+    with ScriptedLlmServer(list(script), gate=recipes.vllm()) as server:
         outcome = run(root, server)
-        formats = recipes.sent_formats(server.requests)
-    assert formats == ["json_schema"] * 3
+        requests = server.requests
+    assert recipes.sent_formats(requests) == ["json_schema"] * 3
+    # Every request's schema admits the answer that followed it, and no other hypothesis's.
+    for request, text in zip(requests, script, strict=True):
+        schema = request.body["response_format"]["json_schema"]["schema"]  # type: ignore[index]
+        validator = compiled_validator(schema)
+        sent = json.loads(text)
+        assert validator.is_valid(sent)
+        assert not validator.is_valid({**sent, "hypothesis_id": "H2"})
     assert outcome.state == "concluded"
     rejected = StepLog(root).get("H1", 2, 1, "decision")
     assert rejected is not None and rejected["reason"] == "citation_unresolved"
