@@ -20,6 +20,9 @@
     vba investigate PACKAGE --config C [--profile P]
                                                 run the hypothesis loop with an LLM
                                                 (interprets first when there are none)
+    vba triage ISSUES --out DIR [--project-config C] [--config I] [--jobs N] [--only LIST]
+               [--since DATE] [--label L] [--reinvestigate] [--profile P]
+                                                many reports at once: a package each, one index
     vba status PACKAGE                          phase, blocked reason, budget, evidence
     vba resume PACKAGE --operator NAME          operator resume of a blocked case
     vba report PACKAGE [--format html|md|json] [-o FILE]
@@ -286,7 +289,15 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 def _cmd_research(args: argparse.Namespace) -> int:
     from viano_bug_analysis.project_research.__main__ import run
 
-    return run(args.config, args.query, pretty=args.pretty, no_cache=args.no_cache)
+    return run(
+        args.config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile
+    )
+
+
+def _cmd_triage(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.triage.command import run_triage
+
+    return run_triage(args)
 
 
 def _cmd_references(args: argparse.Namespace) -> int:
@@ -438,14 +449,9 @@ def _parser() -> argparse.ArgumentParser:
         help="answer one project-query-v1 query (live git / database, read-only)",
         **shared,
     )
-    research.add_argument("--config", required=True, help="ProjectResearch TOML configuration")
-    research.add_argument("--query", required=True, help="project-query-v1 JSON file, - for stdin")
-    research.add_argument("--pretty", action="store_true", help="indent the result JSON")
-    research.add_argument(
-        "--no-cache",
-        action="store_true",
-        help="neither read nor write the persistent content cache (source.cache_dir)",
-    )
+    from viano_bug_analysis.project_research.__main__ import add_arguments as add_research
+
+    add_research(research)
     research.set_defaults(run=_cmd_research)
 
     from viano_bug_analysis.tools.references_command import add_arguments as add_references
@@ -459,6 +465,17 @@ def _parser() -> argparse.ArgumentParser:
     add_references(references)
     _add_profile(references)
     references.set_defaults(run=_cmd_references)
+
+    from viano_bug_analysis.triage.command import add_arguments as add_triage
+
+    triage = commands.add_parser(
+        "triage",
+        help="many tracker reports at once: import, build and investigate each, one index",
+        **shared,
+    )
+    add_triage(triage)
+    _add_profile(triage)
+    triage.set_defaults(run=_cmd_triage)
 
     interpret = commands.add_parser(
         "interpret",

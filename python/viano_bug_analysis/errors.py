@@ -231,6 +231,16 @@ class ReportImportError(VbaError):
     )
 
 
+class TriageError(VbaError):
+    """``vba triage`` cannot start or cannot use its output folder: another run
+    holds it (``triage_busy``), the issue list or folder is unusable
+    (``triage_input_invalid``, ``details["reason"]``), or a selection option is
+    malformed (``triage_selection_invalid``, ``details["option"]``). A single
+    report's failure is not raised: it is recorded in the index."""
+
+    codes = frozenset({"triage_busy", "triage_input_invalid", "triage_selection_invalid"})
+
+
 class EnrichmentError(VbaError):
     """Case enrichment could not run: a bad enrichment profile
     (``details["key"]`` names the key), or an unfinished build that does not
@@ -442,6 +452,8 @@ class ResearchError(VbaError):
             "config_unreadable",
             "database_ambiguous",
             "database_error",
+            "entity_id_invalid",
+            "entity_type_unknown",
             "identifier_invalid",
             "invalid_filter_value",
             "kind_unknown",

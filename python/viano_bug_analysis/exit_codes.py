@@ -77,6 +77,7 @@ BY_CODE: dict[str, ExitCode] = {
     "package_path_outside": ExitCode.DAMAGED,
     # Another process holds the package or wrote the same log entry first.
     "package_busy": ExitCode.BUSY,
+    "triage_busy": ExitCode.BUSY,
     "checkpoint_log_conflict": ExitCode.BUSY,
     "budget_journal_conflict": ExitCode.BUSY,
 }

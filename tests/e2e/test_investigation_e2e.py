@@ -311,7 +311,7 @@ def test_the_fixture_case_is_investigated_end_to_end(
     ]
     assert rebuilt == sent
     assert all(m[0]["content"].count("project.query") for m in sent)
-    assert log.get("H1", 1, 1, "call")["prompt_version"] == "investigation_project_v2"  # type: ignore[index]
+    assert log.get("H1", 1, 1, "call")["prompt_version"] == "investigation_project_v3"  # type: ignore[index]
     # The unresolved citation was rejected and its hint reached the corrected call.
     unresolved = log.get("H1", 5, 1, "decision")
     assert unresolved is not None and unresolved["reason"] == "citation_unresolved"
@@ -431,6 +431,66 @@ config = "{research_setup.config_path}"
     assert document["state"] == "concluded" and document["evidence"] == 1
     assert document["hypotheses"] == {"H1": "refuted"}
     assert document["budget"]["H1"]["status"] == "concluded"
+
+
+def test_the_model_asks_the_references_kind_and_cites_a_row_of_it(
+    tmp_path: Path, research_setup: ResearchSetup
+) -> None:
+    """``vba investigate`` answers ``project.query`` ``references`` through the
+    profile's map: one evidence item whose cited row names its part capture."""
+    from viano_bug_analysis.enrichment import vcore_profile
+    from viano_bug_analysis.enrichment.reference_query import ReferenceResearch
+    from viano_bug_analysis.investigation.evidence import CitationResolver
+
+    package = build_case(tmp_path, research_setup)
+    query = {"kind": "references", "entity_type": "quest", "id": 90001, "limit": 3}
+    service = ProjectResearch(load_config(research_setup.config_path))
+    with ReferenceResearch(service, vcore_profile()) as research:
+        expected = research.query(query)["result"]
+    entries = expected["database"]["entries"]
+    e = next(i for i, entry in enumerate(entries) if entry["rows"])
+    cited = f"/database/entries/{e}/rows/0/key"
+    script = [
+        answer([], {"kind": "tool", "operation": "project.query", "arguments": query}),
+        answer(
+            [cite("E1", cited)],
+            {"kind": "conclusion", "summary": "The quest is referenced where the map says."},
+            assessment="supported",
+            confidence=0.6,
+        ),
+    ]
+    with ScriptedLlmServer(script) as server:
+        config = tmp_path / "investigate.toml"
+        config.write_text(
+            f"""[llm]
+base_urls = ["{server.base_url}"]
+model = "scripted"
+max_retries = 0
+[investigation]
+response_recovery_version = 1
+max_steps = 4
+[research]
+config = "{research_setup.config_path}"
+"""
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "viano_bug_analysis.cli", "investigate", str(package),
+             "--config", str(config)],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "H1: supported (concluded) evidence: E1" in done.stdout
+        # The second prompt shows the references document, without its part captures.
+        shown = server.requests[1].messages[1]["content"]
+        assert '"entity_type":"quest"' in shown.replace(" ", "")
+    store = EvidenceStore(package)
+    record = store.get("E1")
+    assert record["origin"]["kind"] == "references"
+    assert "captures" not in store.payload(record)
+    provenance = CitationResolver(store).resolve(cite("E1", cited)).provenance
+    assert provenance["part_capture_sha256"] == entries[e]["rows"][0]["capture_sha256"]
 
 
 def test_a_repair_interrupted_by_a_transport_failure_resumes_from_its_stored_plan(

@@ -91,7 +91,7 @@ def test_a_stored_v1_call_still_rebuilds_byte_for_byte(version: str, sha256: str
 def test_new_calls_use_version_2_and_it_differs_from_version_1() -> None:
     assert (CURRENT_VERSION, CURRENT_PROJECT_VERSION) == (
         "investigation_v2",
-        "investigation_project_v2",
+        "investigation_project_v3",
     )
     v1 = build_messages("investigation_v1", V1_CONTEXT)
     v2 = build_messages(CURRENT_VERSION, V1_CONTEXT)

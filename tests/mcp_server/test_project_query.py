@@ -134,6 +134,25 @@ def test_project_queries_answer_with_captures_recorded(
     }
 
 
+def test_the_references_kind_is_one_recorded_capture_holding_its_parts(
+    package: BuiltPackage, research_setup: tuple[Path, str]
+) -> None:
+    config, password = research_setup
+    query = {"kind": "references", "entity_type": "creature", "id": 90002, "limit": 5}
+    _tools, (answer,) = call_all(package.path, config, password, [query])
+    assert answer.is_error is False, answer.content
+    result = answer.structured_content
+    assert result is not None and result["origin"]["kind"] == "references"
+    assert result["result"]["database"]["total"] > 0
+    text = answer.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("references: ") and "references to creature 90002" in text
+    store = CaptureStore(PackageLayout(package.path), PackageLayout.MCP_CAPTURES)
+    assert answer.meta is not None
+    stored = store.get(answer.meta[META_KEY]["capture_sha256"])  # read back strictly
+    assert stored.result == result and len(result["result"]["captures"]) > 1
+    assert verify_calls(str(package.path))["captures"] == 1
+
+
 def test_path_table_and_sql_arguments_are_refused(
     package: BuiltPackage, research_setup: tuple[Path, str]
 ) -> None:

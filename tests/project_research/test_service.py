@@ -161,6 +161,10 @@ VALID: dict[str, list[dict[str, Any]]] = {
             "filters": [{"column": "entry", "operator": "in", "value": [1, 2]}],
         },
     ],
+    "references": [
+        {"kind": "references", "entity_type": "quest", "id": 90001},
+        {"kind": "references", "entity_type": "creature", "id": 2**63 - 1, "limit": 5},
+    ],
 }
 VALID_CASES = [(kind, q) for kind, queries in VALID.items() for q in queries]
 
@@ -207,6 +211,7 @@ FILES = VALID["source.files"][0]
 SQL = VALID["source.schema"][0]
 REG = VALID["source.registration"][0]
 REV = VALID["source.revision"][0]
+REFS = VALID["references"][0]
 
 INVALID: list[tuple[str, Any, str, str]] = [
     # (id, query, code, path)
@@ -215,6 +220,12 @@ INVALID: list[tuple[str, Any, str, str]] = [
     ("kind not a string", {"kind": 3}, "kind_unknown", "/kind"),
     ("unknown kind", {"kind": "database.sql", "sql": "SELECT 1"}, "kind_unknown", "/kind"),
     ("shell kind", {"kind": "shell"}, "kind_unknown", "/kind"),
+    ("references: no type", field(REFS, entity_type=...), "query_invalid", "/entity_type"),
+    ("references: not a word", field(REFS, entity_type="a b"), "query_invalid", "/entity_type"),
+    ("references: id zero", field(REFS, id=0), "query_invalid", "/id"),
+    ("references: id too large", field(REFS, id=2**63), "query_invalid", "/id"),
+    ("references: id a string", field(REFS, id="90001"), "query_invalid", "/id"),
+    ("references: extra", field(REFS, table="quest_template"), "unknown_field", "/table"),
     ("files: no text", field(FILES, text=...), "query_invalid", "/text"),
     ("files: extra", field(FILES, regex=True), "unknown_field", "/regex"),
     ("files: empty text", field(FILES, text=""), "query_invalid", "/text"),
@@ -441,7 +452,10 @@ def check_result(result: dict[str, Any], query: dict[str, Any]) -> None:
     assert result["query_sha256"] == digest
 
 
-@pytest.mark.parametrize(("kind", "query"), VALID_CASES, ids=[k for k, _ in VALID_CASES])
+PROVIDER_CASES = [(k, q) for k, q in VALID_CASES if k != "references"]
+
+
+@pytest.mark.parametrize(("kind", "query"), PROVIDER_CASES, ids=[k for k, _ in PROVIDER_CASES])
 def test_every_kind_is_answered(
     research: ProjectResearch, git: FakeGit, db: FakeDatabase, kind: str, query: dict[str, Any]
 ) -> None:
@@ -454,6 +468,18 @@ def test_every_kind_is_answered(
         assert result["origin"]["kind"] == "database"
         assert result["origin"]["snapshot_id"] == SNAPSHOT
         assert db.calls and db.calls[0][0] == kind.split(".")[1] and not git.calls
+
+
+def test_the_references_kind_needs_a_reference_map(
+    research: ProjectResearch, git: FakeGit, db: FakeDatabase
+) -> None:
+    # The service alone has no profile: it refuses before asking any provider
+    # (enrichment.reference_query answers the kind with a profile's map).
+    with pytest.raises(ResearchError) as caught:
+        research.query(VALID["references"][0])
+    assert caught.value.code == "provider_not_configured"
+    assert caught.value.details == {"provider": "reference_map", "path": "/kind"}
+    assert not git.calls and not db.calls
 
 
 def test_arguments_reach_the_provider_exactly(

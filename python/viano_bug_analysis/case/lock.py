@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from viano_bug_analysis.durable import PackageLayout
-from viano_bug_analysis.errors import CaseError, PackageFileError
+from viano_bug_analysis.errors import CaseError, PackageFileError, VbaError
 
 BUILD_LOCK = ".build.lock"
 INVESTIGATION_LOCK = ".investigation.lock"
@@ -49,27 +49,34 @@ def package_lock(root: str | os.PathLike[str], name: str, holder: str) -> Iterat
             "the package directory does not exist",
             {"file": PackageLayout.MANIFEST.as_posix(), "reason": "package directory not found"},
         )
+    busy = CaseError("package_busy", f"another {holder} of this package is running", {"lock": name})
+    with exclusive_lock(directory / name, busy):
+        yield
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path, busy: VbaError) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (created, never through a symbolic link)
+    for the ``with`` block, or ``busy`` raised at once when another holder has it.
+
+    The one lock mechanism of the package locks and of ``vba triage``'s folder."""
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(directory / name, flags, 0o644)
+        fd = os.open(path, flags, 0o644)
     except OSError as err:
         raise PackageFileError(
             "package_write_failed",
-            "the package lock file could not be opened",
-            {"path": name, "errno": errno.errorcode.get(err.errno or 0, "unknown")},
+            "the lock file could not be opened",
+            {"path": path.name, "errno": errno.errorcode.get(err.errno or 0, "unknown")},
         ) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise CaseError(
-                "package_busy",
-                f"another {holder} of this package is running",
-                {"lock": name},
-            ) from None
+            raise busy from None
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock
 
 
-__all__ = ["BUILD_LOCK", "INVESTIGATION_LOCK", "LOCK_NAMES", "package_lock"]
+__all__ = ["BUILD_LOCK", "INVESTIGATION_LOCK", "LOCK_NAMES", "exclusive_lock", "package_lock"]

@@ -172,21 +172,29 @@ def location_text(location: Mapping[str, Any]) -> str:
 # -- candidates ---------------------------------------------------------------------------
 
 
+def report_entities(facts: Iterable[Mapping[str, Any]]) -> list[tuple[Any, Any]]:
+    """(entity type, ID) of what the report itself names: its typed mentions, its
+    untyped IDs where the database found them, the names it gave that were
+    followed. Everything else a build reaches is reached, not named."""
+    named: list[tuple[Any, Any]] = []
+    for fact in facts:
+        kind = fact.get("kind")
+        if kind == "case_mention":
+            named.append((fact.get("entity_type"), fact.get("entity_id")))
+        elif kind == "case_untyped_mention":
+            named += [(t, fact.get("entity_id")) for t in fact.get("found_as") or ()]
+        elif kind == "project_name_match" and fact.get("followed"):
+            named += [(m.get("entity_type"), m.get("entity_id")) for m in fact.get("matches") or ()]
+    return named
+
+
 class _Named:
     """The report's own entities, and the rows that are theirs."""
 
     def __init__(self, facts: Sequence[Mapping[str, Any]], entities: Mapping[str, Any]) -> None:
         self.entities: set[tuple[str, tuple[str, Any]]] = set()
-        for fact in facts:
-            kind = fact.get("kind")
-            if kind == "case_mention":
-                self._add(fact.get("entity_type"), fact.get("entity_id"))
-            elif kind == "case_untyped_mention":
-                for entity_type in fact.get("found_as") or ():
-                    self._add(entity_type, fact.get("entity_id"))
-            elif kind == "project_name_match" and fact.get("followed"):
-                for match in fact.get("matches") or ():
-                    self._add(match.get("entity_type"), match.get("entity_id"))
+        for entity_type, entity_id in report_entities(facts):
+            self._add(entity_type, entity_id)
         self.ids = {str(value) for _type, (_name, value) in self.entities}
         # table -> [(entity type, ID column)]: which rows are an entity's own row.
         self.tables: dict[str, list[tuple[str, str]]] = {}

@@ -15,6 +15,7 @@ import contextlib
 import sys
 import unicodedata
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -32,7 +33,11 @@ from viano_bug_analysis.investigation.checkpoints import (
     CheckpointStore,
 )
 from viano_bug_analysis.investigation.config import InvestigationConfig, load_investigation_config
-from viano_bug_analysis.investigation.controller import InvestigationController, Research
+from viano_bug_analysis.investigation.controller import (
+    InvestigationController,
+    Research,
+    RunOutcome,
+)
 from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.interpreter import CaseInterpreter, InterpretationOutcome
 from viano_bug_analysis.investigation.llm import ChatClient
@@ -45,13 +50,15 @@ EXIT_BLOCKED = ExitCode.BLOCKED
 
 
 @contextlib.contextmanager
-def _research(path: Any) -> Iterator[Research | None]:
+def _research(path: Any, profile: Any) -> Iterator[Research | None]:
     if path is None:
         yield None
         return
+    from viano_bug_analysis.enrichment.reference_query import with_reference_map
     from viano_bug_analysis.project_research import ProjectResearch, load_config
 
-    with ProjectResearch(load_config(path)) as research:
+    # The model's project.query may ask the references kind of the profile's map.
+    with with_reference_map(ProjectResearch(load_config(path)), profile) as research:
         yield research
 
 
@@ -100,34 +107,55 @@ def run_interpret(args: argparse.Namespace) -> int:
     return _print_interpretation(outcome, args.package)
 
 
-def run_investigate(args: argparse.Namespace) -> int:
-    from viano_bug_analysis.profiles import load_profile
+@dataclass(frozen=True, slots=True)
+class InvestigationRun:
+    interpreted: InterpretationOutcome | None  # None: the case had hypotheses already
+    outcome: RunOutcome | None  # None: the interpretation blocked, nothing was investigated
 
-    config = load_investigation_config(args.config)
-    # The router answers the model's snapshot requests with the profile's
-    # schema adapter, exactly as `vba query` would answer them.
-    profile = load_profile(args.profile)
-    # Each line carries the budget left as the controller's own journal has it
-    # at that moment (a manager opened here would show the state before the run).
-    progress = ProgressLine(sys.stderr)
-    if not load_package(args.package).case["hypotheses"]:
-        # No hypotheses yet: the CaseInterpreter proposes them first (a rerun
-        # after a kill finishes the interpretation from its records).
-        interpreted = _interpret(args.package, config, profile.router(), progress)
+
+def investigate_package(
+    package: Any, config: InvestigationConfig, profile: Any, progress: Any
+) -> InvestigationRun:
+    """``vba investigate`` without its output: interpret the case when it has no
+    hypotheses yet (a rerun after a kill finishes the interpretation from its
+    records), then investigate every hypothesis (resuming from stored answers).
+    ``vba triage`` runs the same for each report."""
+    interpreted = None
+    if not load_package(package).case["hypotheses"]:
+        interpreted = _interpret(package, config, profile.router(), progress)
         progress.done()
-        if _print_interpretation(interpreted, args.package) != ExitCode.OK:
-            return ExitCode.BLOCKED
-    with _research(config.research_config) as research:
+        if interpreted.state == BLOCKED:
+            return InvestigationRun(interpreted, None)
+    with _research(config.research_config, profile) as research:
         controller = InvestigationController(
-            args.package,
+            package,
             model=ChatClient(config.llm),
             settings=config.settings,
             research=research,
+            # The router answers the model's snapshot requests with the profile's
+            # schema adapter, exactly as `vba query` would answer them.
             router=profile.router(),
             progress=progress,
         )
         outcome = controller.run()
     progress.done()
+    return InvestigationRun(interpreted, outcome)
+
+
+def run_investigate(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.profiles import load_profile
+
+    config = load_investigation_config(args.config)
+    profile = load_profile(args.profile)
+    # Each line carries the budget left as the controller's own journal has it
+    # at that moment (a manager opened here would show the state before the run).
+    progress = ProgressLine(sys.stderr)
+    run = investigate_package(args.package, config, profile, progress)
+    interpreted = run.interpreted
+    if interpreted is not None and _print_interpretation(interpreted, args.package) != 0:
+        return ExitCode.BLOCKED
+    outcome = run.outcome
+    assert outcome is not None
     for hid, result in sorted(outcome.outcomes.items()):
         cited = ", ".join(e["evidence_id"] for e in result.get("evidence", []))
         print(f"{hid}: {result['assessment']} ({result['reason']}) evidence: {cited or 'none'}")
@@ -279,6 +307,8 @@ def run_resume(args: argparse.Namespace) -> int:
 
 __all__ = [
     "EXIT_BLOCKED",
+    "InvestigationRun",
+    "investigate_package",
     "run_interpret",
     "run_investigate",
     "run_resume",

@@ -3,7 +3,7 @@
 For each hypothesis, until the model concludes, the step limit or the
 budget ends, or the case blocks:
 
-1. build the prompt from stored state (``investigation_project_v2`` when
+1. build the prompt from stored state (``investigation_project_v3`` when
    research is enabled, else ``investigation_v2``) and record it (``call``);
 2. reserve budget for the call, send it, record the answer (``reply``) and
    settle from the stored answer's tokens (the stored answer is the commit

@@ -30,6 +30,7 @@ from viano_bug_analysis.durable import PackageLayout, compact_json, parse_docume
 from viano_bug_analysis.errors import EvidenceError
 from viano_bug_analysis.jsonio import canonical_bytes, sha256_hex
 from viano_bug_analysis.project_research import Capture, CaptureStore
+from viano_bug_analysis.project_research.captures import REFERENCES_KIND, model_view
 
 RECORDS_DIR = PackageLayout.EVIDENCE_RECORDS
 RESULTS_DIR = PackageLayout.EVIDENCE_RESULTS
@@ -111,7 +112,7 @@ class EvidenceStore:
         the tool result (``result`` of a capture, the one router result)."""
         answer = self.answer(record)
         if record["kind"] == "project_query":
-            return answer["result"]["result"]
+            return model_view(answer["result"])
         return answer["results"][0]
 
     # -- taking over --------------------------------------------------------------------
@@ -228,7 +229,7 @@ MAX_HINT_KEYS = 12
 """How many child keys of the nearest existing value a hint names."""
 _LINE_REF = re.compile(r"L([1-9][0-9]{0,9})(?:-L([1-9][0-9]{0,9}))?")
 _INDEX = re.compile(r"0|[1-9][0-9]*")
-_PROVENANCE_KEYS = ("source_ref", "path", "blob", "sha256", "line", "pointer")
+_PROVENANCE_KEYS = ("source_ref", "path", "blob", "sha256", "line", "pointer", "capture_sha256")
 # Where the findings of an answer are, in the order an example pointer prefers them
 # (before other arrays such as the echoed request's columns or filters).
 _CITED_CONTAINERS = ("result", "rows", "row", "lines", "matches", "files", "tables", "columns")
@@ -515,6 +516,12 @@ class CitationResolver:
                 provenance["file_sha256"] = found["sha256"]
             if record["origin"].get("kind") == "database" and "row_pointer" in found:
                 provenance["row_pointer"] = found["row_pointer"]
+            if record["origin"].get("kind") == REFERENCES_KIND and "capture_sha256" in found:
+                # A references answer: the row or line lies in one of the part
+                # captures its capture holds, at this pointer.
+                provenance["part_capture_sha256"] = found["capture_sha256"]
+                if "pointer" in found:
+                    provenance["part_pointer"] = found["pointer"]
         else:
             source_ref = found.get("source_ref")
             if isinstance(source_ref, str):
@@ -539,9 +546,12 @@ def _base_provenance(record: Mapping[str, Any]) -> dict[str, Any]:
             "capture_path": record["capture_path"],
             "document_prefix": "/result/result",
         }
-        for key in ("commit", "url", "database", "snapshot_id"):
-            if key in origin:
-                base[key] = origin[key]
+        # A references answer read both providers, each named in its origin.
+        both = [origin.get("source"), origin.get("database")]
+        for part in both if origin.get("kind") == REFERENCES_KIND else [origin]:
+            for key in ("commit", "url", "database", "snapshot_id"):
+                if isinstance(part, Mapping) and key in part:
+                    base[key] = part[key]
         return base
     return {
         "kind": "snapshot",

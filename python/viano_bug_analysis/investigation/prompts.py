@@ -10,7 +10,7 @@ version, even after newer versions exist:
   project facts of the case revision and the ``project.query`` operation.
   The input inventory and repeated earlier results are left out; evidence of
   other hypotheses keeps its IDs and provenance but not its payload.
-- ``investigation_v2`` / ``investigation_project_v2`` (what new calls use):
+- ``investigation_v2`` / ``investigation_project_v2``:
   the same content, but every example in the rules is a complete, valid
   value of its schema (a test extracts and validates each one), the rules
   say how to cite (each evidence item lists what can be cited in it) and
@@ -21,6 +21,10 @@ version, even after newer versions exist:
   step of a hypothesis), then the evidence in the order it was taken
   (append-only), and only then what changes from call to call (feedback on
   the previous answer, the step and attempt line).
+
+- ``investigation_project_v3`` (what new calls with research use): version 2
+  with the ``references`` kind among the project examples (every place one
+  ID is used as one entity type, by the profile's reference map).
 
 Notes about a recovered previous answer are appended as the last section
 (and only when there are some, so a context without notes gives exactly the
@@ -41,11 +45,16 @@ PROMPT_VERSIONS = (
     "investigation_project_v1",
     "investigation_v2",
     "investigation_project_v2",
+    "investigation_project_v3",
 )
 CURRENT_VERSION = "investigation_v2"
-CURRENT_PROJECT_VERSION = "investigation_project_v2"
-PROJECT_PROMPT_VERSIONS = frozenset({"investigation_project_v1", "investigation_project_v2"})
+CURRENT_PROJECT_VERSION = "investigation_project_v3"
+PROJECT_PROMPT_VERSIONS = frozenset(
+    {"investigation_project_v1", "investigation_project_v2", "investigation_project_v3"}
+)
 _PROJECT_VERSIONS = PROJECT_PROMPT_VERSIONS
+# The version 2 text with one more project kind (references) and no other change.
+_V2_FAMILY = frozenset({"investigation_v2", "investigation_project_v2", "investigation_project_v3"})
 MAX_EVIDENCE_PAYLOAD_CHARS = 6000
 
 _RULES = """You investigate one hypothesis about a bug report of a game server, read-only.
@@ -160,14 +169,25 @@ Filters of a project query are a list of objects with column, operator and value
 Operators: eq, ne, lt, le, gt, ge, contains (a literal substring; % and _ are not wildcards),
 in (a list). There is no "like" operator."""
 
+_REFERENCES_EXAMPLE = """- {"kind": "references", "entity_type": "quest", "id": 90001, "limit": 20}
+  (every place the ID is used as that type: the database rows of each reference-map entry,
+  exact counts, the source lines naming it as a whole word or through a named constant)
+"""
+# Version 3 adds the references kind after the last example of version 2.
+_PROJECT_OPERATION_V3 = _PROJECT_OPERATION_V2.replace(
+    "Filters of a project query", _REFERENCES_EXAMPLE + "Filters of a project query", 1
+)
+
 
 def build_messages(version: str, context: Mapping[str, Any]) -> list[dict[str, str]]:
     """The chat messages of one investigation call (system rules, user context)."""
     if version not in PROMPT_VERSIONS:
         raise ValueError(f"unknown prompt version {version!r}")
-    if version.endswith("_v2"):
+    if version in _V2_FAMILY:
         system = _RULES_V2 + "\n\n" + _SNAPSHOT_OPERATIONS_V2
-        if version in _PROJECT_VERSIONS:
+        if version == "investigation_project_v3":
+            system += "\n\n" + _PROJECT_OPERATION_V3
+        elif version in _PROJECT_VERSIONS:
             system += "\n\n" + _PROJECT_OPERATION_V2
         user = _user_text_v2(version, context)
     else:

@@ -75,10 +75,12 @@ def run_mcp(args: argparse.Namespace) -> int:
     router = profile.router(limits=limits)
     research = None
     if args.project_config is not None:
+        from viano_bug_analysis.enrichment.reference_query import with_reference_map
         from viano_bug_analysis.project_research.config import load_config
         from viano_bug_analysis.project_research.service import ProjectResearch
 
-        research = ProjectResearch(load_config(args.project_config))
+        # project_query answers the references kind through the profile's map.
+        research = with_reference_map(ProjectResearch(load_config(args.project_config)), profile)
     tools = McpTools(
         package,
         router,

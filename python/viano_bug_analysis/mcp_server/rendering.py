@@ -101,13 +101,21 @@ def render_case_query(result: Mapping[str, Any]) -> str:
 def render_project_query(result: Mapping[str, Any], capture_sha256: str) -> str:
     query, body, coverage = result["query"], result["result"], result["coverage"]
     origin = result["origin"]
+    out = _Lines()
+    complete = "complete" if coverage.get("complete") else "partial"
+    if query["kind"] == "references":
+        # The human form of vba references: the same document, the same lines.
+        from viano_bug_analysis.tools.references_command import text_lines
+
+        out.add(f"references: {complete}; capture {capture_sha256[:16]}")
+        for line in text_lines(body):
+            out.add(line)
+        return out.text()
     where = (
         f"commit {origin['commit'][:12]}"
         if origin.get("kind") == "git"
         else f"database {origin.get('database')} snapshot {origin.get('snapshot_id')}"
     )
-    out = _Lines()
-    complete = "complete" if coverage.get("complete") else "partial"
     out.add(f"{query['kind']} at {where}: {complete}; capture {capture_sha256[:16]}")
     if "total" in body:
         out.add(f"{_paging(body)} item(s)")

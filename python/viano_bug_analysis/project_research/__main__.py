@@ -56,6 +56,7 @@ def run(
     *,
     pretty: bool = False,
     no_cache: bool = False,
+    profile: str | None = None,
     stdout: IO[bytes] | None = None,
     stderr: IO[str] | None = None,
 ) -> int:
@@ -64,7 +65,13 @@ def run(
     err = stderr if stderr is not None else sys.stderr
     try:
         loaded = load_config(config)
-        research = ProjectResearch(loaded.without_content_cache() if no_cache else loaded)
+        research: Any = ProjectResearch(loaded.without_content_cache() if no_cache else loaded)
+        if profile is not None:
+            # The profile's reference map answers the references kind.
+            from viano_bug_analysis.enrichment.reference_query import with_reference_map
+            from viano_bug_analysis.profiles import load_profile
+
+            research = with_reference_map(research, load_profile(profile))
         document = read_query(query)
         with research:
             result = research.query(document)
@@ -86,6 +93,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="neither read nor write the persistent content cache (source.cache_dir)",
     )
+    parser.add_argument(
+        "--profile",
+        help="project profile whose reference map answers the references kind (a bundled "
+        "name or a profile file; without it that kind is refused)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -97,7 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
-    return run(args.config, args.query, pretty=args.pretty, no_cache=args.no_cache)
+    return run(
+        args.config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile
+    )
 
 
 if __name__ == "__main__":

@@ -52,6 +52,9 @@ from viano_bug_analysis.schemas import fast_validator, schema_validator
 CAPTURE_SCHEMA = "project-capture-v1"
 RESULT_SCHEMA = "project-result-v1"
 QUERY_SCHEMA = "project-query-v1"
+REFERENCES_SCHEMA = "references-v1"
+# The project-query kind answered over both providers (enrichment.reference_query).
+REFERENCES_KIND = "references"
 CAPTURES_DIR = PackageLayout.CAPTURES
 _NAME = re.compile(r"[0-9a-f]{64}")
 
@@ -159,6 +162,86 @@ def _check(document: Mapping[str, Any]) -> None:
         raise CaptureError(
             "capture_invalid", "capture request or origin differs from its result", {"path": ""}
         )
+    if result["query"]["kind"] == REFERENCES_KIND:
+        check_parts(result["result"])
+
+
+def model_view(result: Mapping[str, Any]) -> Any:
+    """What a model is shown of a project-result-v1 answer, and what its citations
+    point into: the provider's result; of a references answer, the document
+    without its part captures (they prove the rows and lines, which name them)."""
+    body = result["result"]
+    if result["query"]["kind"] == REFERENCES_KIND:
+        return {k: v for k, v in body.items() if k != "captures"}
+    return body
+
+
+def check_parts(document: Mapping[str, Any]) -> None:
+    """A references answer (references-v1) proves itself: it satisfies its schema,
+    each part capture it holds is a valid capture whose SHA-256 is the one named,
+    and every row and line names a part it holds."""
+    prefix = ("result", "result")
+    if not fast_validator(REFERENCES_SCHEMA).is_valid(document):
+        found = describe_first(schema_validator(REFERENCES_SCHEMA), document, prefix)
+        found = found or disagreement(prefix)
+        raise CaptureError(
+            "capture_invalid",
+            f"capture violates {REFERENCES_SCHEMA}: {found.message}",
+            found.details(),
+        )
+    held = set()
+    for index, part in enumerate(document["captures"]):
+        where = {"path": f"/result/result/captures/{index}"}
+        try:
+            sha256 = Capture.from_document(part["capture"]).sha256
+        except CaptureError:
+            raise CaptureError("capture_invalid", "a part capture is not valid", where) from None
+        if sha256 != part["sha256"]:
+            raise CaptureError(
+                "capture_invalid", "a part capture does not match its SHA-256", where
+            )
+        held.add(sha256)
+    for path, named in _named_parts(document):
+        if named not in held:
+            raise CaptureError(
+                "capture_invalid",
+                "a row or line names a part the capture does not hold",
+                {"path": "/result/result" + path},
+            )
+
+
+def _named_parts(document: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(JSON Pointer, part SHA-256) of every row and line of a references-v1 document."""
+    named: list[tuple[str, str]] = []
+    database = document["database"]
+    for e, entry in enumerate(database.get("entries", ())):
+        base = f"/database/entries/{e}"
+        named += [(f"{base}/captures/{i}", s) for i, s in enumerate(entry.get("captures", ()))]
+        if entry.get("count_capture"):
+            named.append((f"{base}/count_capture", entry["count_capture"]))
+        named += [
+            (f"{base}/rows/{i}", row["capture_sha256"]) for i, row in enumerate(entry["rows"])
+        ]
+    source = document["source"]
+    if source["available"]:
+        literal = source["literal"]
+        named += [(f"/source/literal/captures/{i}", s) for i, s in enumerate(literal["captures"])]
+        named += [
+            (f"/source/literal/lines/{i}", line["capture_sha256"])
+            for i, line in enumerate(literal["lines"])
+        ]
+        for c, constant in enumerate(source["constants"]):
+            base = f"/source/constants/{c}"
+            named += [(f"{base}/captures/{i}", s) for i, s in enumerate(constant["captures"])]
+            named += [
+                (f"{base}/lines/{i}", line["capture_sha256"])
+                for i, line in enumerate(constant["lines"])
+            ]
+            named += [
+                (f"{base}/defined_at/{i}", line["capture_sha256"])
+                for i, line in enumerate(constant["defined_at"])
+            ]
+    return named
 
 
 class CaptureStore:

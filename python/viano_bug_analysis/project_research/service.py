@@ -41,7 +41,7 @@ from viano_bug_analysis.jsonio import (
     canonical_sha256,
     strict_loads,
 )
-from viano_bug_analysis.project_research.captures import Capture
+from viano_bug_analysis.project_research.captures import REFERENCES_KIND, Capture
 from viano_bug_analysis.project_research.config import Limits, ResearchConfig
 from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.git_coverage import COVERAGE_GAPS
@@ -60,7 +60,10 @@ SOURCE_KINDS = (
     "source.changes",
 )
 DATABASE_KINDS = ("database.tables", "database.schema", "database.rows", "database.count")
-KINDS = SOURCE_KINDS + DATABASE_KINDS
+# REFERENCES_KIND is answered over both providers through a profile's
+# reference map: the service alone has no map, so it refuses the kind;
+# ``enrichment.reference_query`` wraps a service with one.
+KINDS = SOURCE_KINDS + DATABASE_KINDS + (REFERENCES_KIND,)
 OPERATORS = vocabulary.FILTER_OPERATORS
 MAX_QUERY_BYTES = 64 << 10
 
@@ -376,6 +379,8 @@ class ProjectResearch:
         """Validates and answers ``query``; returns a project-result-v1 document."""
         document = validate_query(query, self.config.limits)
         kind = document["kind"]
+        if kind == REFERENCES_KIND:
+            raise _not_configured("reference_map")
         if kind in SOURCE_KINDS:
             result, origin = self._ask_source(document)
         else:
@@ -389,7 +394,7 @@ class ProjectResearch:
             "coverage": coverage(document, result),
             "result": result,
         }
-        return _frozen_result(answer)
+        return frozen_result(answer)
 
     def capture(self, query: Mapping[str, Any]) -> Capture:
         """The answer to ``query`` as a capture v1 (not stored: see ``CaptureStore``)."""
@@ -534,6 +539,13 @@ class ProjectResearch:
 
 
 def _not_configured(provider: str) -> ResearchError:
+    if provider == "reference_map":
+        return ResearchError(
+            "provider_not_configured",
+            "this kind needs a profile's reference map; this research service was started "
+            "without one (vba investigate and vba mcp add it from --profile)",
+            {"provider": provider, "path": "/kind"},
+        )
     section = "[source]" if provider == "source" else "[database]"
     return ResearchError(
         "provider_not_configured",
@@ -542,7 +554,7 @@ def _not_configured(provider: str) -> ResearchError:
     )
 
 
-def _frozen_result(answer: Mapping[str, Any]) -> dict[str, Any]:
+def frozen_result(answer: Mapping[str, Any]) -> dict[str, Any]:
     """The answer as plain JSON, checked against project-result-v1.
 
     The round trip freezes it: later changes to provider objects (caches)

@@ -1,0 +1,230 @@
+"""The backlog on one page: ``DIR/index.json`` and ``DIR/index.html``.
+
+One row per report, in the order of the issue list: its title and link, the
+tracker state and labels, what the run did (``status``), the number of
+leads and the first one, "maybe already fixed" when a lead is a change
+since the report's revision, the verdict per hypothesis when investigated,
+tokens and cost, and links to the package and its case report.
+
+Two derived columns, each with the reason it holds:
+
+* ``duplicates``: reports that name the same entity (what the report
+  itself names: ``leads.report_entities``) share a group; a group is the
+  connected set of reports linked by shared entities, named by its first
+  report;
+* ``needs_info``: what a diagnosis needs and the report does not give: no
+  revision (``no_revision``), no steps to reproduce (``no_steps``: no
+  answered section about steps or reproducing, and no numbered list), or
+  custom changes declared (``custom_modules``: an answered section about
+  custom changes or modules that is not "none").
+
+The index is a pure function of the reports and what the folder holds (no
+times, no durations), so a killed and rerun triage writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from viano_bug_analysis.durable import PackageFiles
+from viano_bug_analysis.jsonio import canonical_bytes
+from viano_bug_analysis.triage.reports import Report
+
+INDEX_JSON = PurePosixPath("index.json")
+INDEX_HTML = PurePosixPath("index.html")
+FORMAT = "viano-triage-index"
+
+_STEPS_HEADING = re.compile(r"step|reproduc", re.IGNORECASE)
+_CUSTOM_HEADING = re.compile(r"custom|module|modif", re.IGNORECASE)
+_NOTHING = re.compile(r"^\W*(no|none|nope|nothing|n/?a|-+|no custom\b.*|vanilla)\W*$", re.I)
+_NUMBERED = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)
+
+
+def needs_info(spec: Mapping[str, Any]) -> list[str]:
+    """The reasons a report lacks what a diagnosis needs (empty: it has it)."""
+    report = spec["report"]
+    metadata = report.get("metadata") or {}
+    sections: Mapping[str, Any] = metadata.get("sections") or {}
+    reasons = []
+    if not metadata.get("revision"):
+        reasons.append("no_revision")
+    steps = any(_STEPS_HEADING.search(h) and v for h, v in sections.items())
+    if not steps and not _NUMBERED.search(report.get("text") or ""):
+        reasons.append("no_steps")
+    declared = [v for h, v in sections.items() if _CUSTOM_HEADING.search(h) and isinstance(v, str)]
+    if any(not _NOTHING.match(v.strip()) for v in declared):
+        reasons.append("custom_modules")
+    return reasons
+
+
+def index_document(
+    root: Path, reports: Sequence[Report], records: Sequence[Mapping[str, Any]], setup: Any
+) -> dict[str, Any]:
+    rows = [
+        _row(root, report, record, setup) for report, record in zip(reports, records, strict=True)
+    ]
+    groups = _duplicate_groups(rows)
+    for row in rows:
+        row["duplicates"] = groups.get(row["case"])
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    return {
+        "format": FORMAT,
+        "format_version": 1,
+        "profile": getattr(setup.profile, "name", None),
+        "reports": len(rows),
+        "by_status": dict(sorted(counts.items())),
+        "rows": [{k: v for k, v in row.items() if k != "_entities"} for row in rows],
+    }
+
+
+def write_index(
+    root: Path,
+    files: PackageFiles,
+    reports: Sequence[Report],
+    records: Sequence[Mapping[str, Any]],
+    setup: Any,
+) -> dict[str, Any]:
+    from viano_bug_analysis.triage.html import render_index
+
+    document = index_document(root, reports, records, setup)
+    for rel, data in (
+        (INDEX_JSON, canonical_bytes(document) + b"\n"),
+        (INDEX_HTML, render_index(document).encode("utf-8")),
+    ):
+        if files.read(rel) != data:
+            files.replace(rel, data)
+    return document
+
+
+def _row(root: Path, report: Report, record: Mapping[str, Any], setup: Any) -> dict[str, Any]:
+    source = report.source
+    spec = report.spec or {}
+    row: dict[str, Any] = {
+        "case": report.key,
+        "title": (spec.get("report") or {}).get("title"),
+        "url": source.get("url"),
+        "number": source.get("number"),
+        "state": source.get("state"),
+        "labels": list(report.labels),
+        "status": record["status"],
+        "error": record.get("error"),
+        "needs_info": needs_info(spec) if spec else [],
+        "package": None,
+        "report": record.get("report"),
+        "revision": record.get("revision"),
+        "leads": 0,
+        "first_lead": None,
+        "maybe_fixed": None,
+        "verdict": None,
+        "usage": None,
+        "_entities": [],
+    }
+    package_dir = root / "cases" / report.key
+    if record.get("revision") is None or not package_dir.is_dir():
+        return row
+    row["package"] = f"cases/{report.key}"
+    row.update(_package_columns(package_dir, setup))
+    return row
+
+
+def _package_columns(package_dir: Path, setup: Any) -> dict[str, Any]:
+    from viano_bug_analysis.case.package import load_package
+    from viano_bug_analysis.enrichment.leads import lead_line, leads_of, report_entities
+    from viano_bug_analysis.investigation.project_context import load_index
+
+    package = load_package(package_dir)
+    index = load_index(package)
+    facts = index["facts"] if index is not None else []
+    leads = leads_of(facts)
+    changed = [lead for lead in leads if lead["lead"] == "changed_since_report"]
+    columns: dict[str, Any] = {
+        "revision": package.analysis_revision,
+        "leads": len(leads),
+        "first_lead": lead_line(leads[0]) if leads else None,
+        "maybe_fixed": (
+            {"commit": changed[0]["location"].get("commit"), "why": changed[0]["why"]}
+            if changed
+            else None
+        ),
+        "_entities": sorted(
+            {(t, int(i)) for t, i in report_entities(facts) if isinstance(t, str) and _id(i)}
+        ),
+    }
+    if setup.investigation is not None:
+        columns.update(_investigation_columns(package_dir, setup))
+    return columns
+
+
+def _id(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, str) and value.isdigit()
+    )
+
+
+def _investigation_columns(package_dir: Path, setup: Any) -> dict[str, Any]:
+    from viano_bug_analysis.investigation.commands import status_document
+
+    status = status_document(package_dir)
+    usage = status["usage"]
+    tokens = {
+        "prompt_tokens": usage["prompt_tokens"],
+        "completion_tokens": usage["completion_tokens"],
+    }
+    llm = setup.investigation.llm
+    prompt_price = getattr(llm, "price_per_million_prompt", None)
+    completion_price = getattr(llm, "price_per_million_completion", None)
+    if prompt_price is not None and completion_price is not None:
+        cost = (
+            tokens["prompt_tokens"] * prompt_price + tokens["completion_tokens"] * completion_price
+        ) / 1_000_000
+        tokens["cost"] = round(cost, 6)
+    verdict = status["hypotheses"] or None
+    return {"verdict": verdict, "usage": tokens}
+
+
+def _duplicate_groups(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each report in a group of two or more: the group's name, its other reports
+    and the entities that link it to them."""
+    by_entity: dict[tuple[str, int], list[int]] = {}
+    for index, row in enumerate(rows):
+        for entity in row["_entities"]:
+            by_entity.setdefault(tuple(entity), []).append(index)
+    parent = list(range(len(rows)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for members in by_entity.values():
+        for other in members[1:]:
+            a, b = find(members[0]), find(other)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for index in range(len(rows)):
+        groups.setdefault(find(index), []).append(index)
+    found: dict[str, dict[str, Any]] = {}
+    for first, members in groups.items():
+        if len(members) < 2:
+            continue
+        for index in members:
+            mine = {tuple(e) for e in rows[index]["_entities"]}
+            shared = sorted(
+                {e for j in members if j != index for e in map(tuple, rows[j]["_entities"])} & mine
+            )
+            found[rows[index]["case"]] = {
+                "group": rows[first]["case"],
+                "with": [rows[j]["case"] for j in members if j != index],
+                "shared": [{"entity_type": t, "entity_id": i} for t, i in shared],
+            }
+    return found
+
+
+__all__ = ["FORMAT", "INDEX_HTML", "INDEX_JSON", "index_document", "needs_info", "write_index"]
