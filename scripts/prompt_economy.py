@@ -34,6 +34,7 @@ from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.llm.messages import ChatResult
+from viano_bug_analysis.investigation.llm.response_format import AnswerSchema, FormatMemory
 from viano_bug_analysis.investigation.prompts import prompt_text
 
 FIND = {
@@ -92,7 +93,14 @@ class ScriptedModel:
         self.script = list(script)
         self.sent: list[list[dict[str, str]]] = []
 
-    def chat(self, messages: list[dict[str, str]]) -> ChatResult:
+    def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        answer: AnswerSchema | None = None,
+        formats: FormatMemory | None = None,
+    ) -> ChatResult:
+        # The answer schema is the server's business: this model answers from its script.
         if not self.script:
             raise ScriptEnded
         self.sent.append(messages)

@@ -366,6 +366,8 @@ class PackageLayout:
     HYPOTHESES: Final = PurePosixPath("analysis", "investigation", "hypotheses")
     POLICY: Final = PurePosixPath("analysis", "investigation", "policy.json")
     LLM_CALLS: Final = PurePosixPath("analysis", "llm", "calls")
+    # The response format chosen per LLM endpoint (``response_format = "auto"``).
+    LLM_FORMATS: Final = PurePosixPath("analysis", "llm", "formats")
     # -- the case interpretation (written by ``vba interpret``), one folder per revision ---
     INTERPRETATION: Final = PurePosixPath("analysis", "interpretation")
     # -- an MCP session (written by ``vba mcp``): numbered call records, and the
@@ -385,6 +387,7 @@ class PackageLayout:
         EVIDENCE_RESULTS,
         CAPTURES,
         LLM_CALLS,
+        LLM_FORMATS,
         CHECKPOINTS,
         BUDGET_JOURNAL,
         VERDICTS,

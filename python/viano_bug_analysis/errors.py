@@ -70,6 +70,9 @@ LLM_AUTH_FAILED: Final = "llm_auth_failed"
 LLM_REQUEST_REJECTED: Final = "llm_request_rejected"
 LLM_UNEXPECTED_STATUS: Final = "llm_unexpected_status"
 LLM_TLS_FAILED: Final = "llm_tls_failed"
+# The endpoint refused the response format the request asked for (what its error
+# body says about response_format, whatever the status): never retried as an outage.
+LLM_FORMAT_REFUSED: Final = "llm_format_refused"
 # A 200 reply that cannot be used.
 LLM_INVALID_REPLY: Final = "llm_invalid_reply"
 LLM_REPLY_TOO_LARGE: Final = "llm_reply_too_large"
@@ -394,6 +397,7 @@ class LlmError(VbaError):
             LLM_REQUEST_REJECTED,
             LLM_UNEXPECTED_STATUS,
             LLM_TLS_FAILED,
+            LLM_FORMAT_REFUSED,
             LLM_INVALID_REPLY,
             LLM_REPLY_TOO_LARGE,
         }

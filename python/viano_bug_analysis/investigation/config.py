@@ -6,6 +6,7 @@ base_urls = ["http://127.0.0.1:8080/v1"]
 model = "qwen2.5-coder"
 api_key_env = "VBA_LLM_KEY"
 max_tokens = 2048
+response_format = "auto"                # json_schema, falling back per endpoint
 
 [investigation]
 max_steps = 8                           # model answers per hypothesis

@@ -41,6 +41,11 @@ from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import InterpretationError, VbaError
+from viano_bug_analysis.investigation.answer_schema import (
+    repair_schema,
+    step_schema,
+    structured_reply,
+)
 from viano_bug_analysis.investigation.budget import BudgetError, BudgetManager
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
@@ -57,15 +62,18 @@ from viano_bug_analysis.investigation.evidence import (
     EvidenceError,
     EvidenceStore,
 )
-from viano_bug_analysis.investigation.llm import ChatModel
+from viano_bug_analysis.investigation.llm import AnswerSchema, ChatModel
+from viano_bug_analysis.investigation.llm_formats import PackageFormats
 from viano_bug_analysis.investigation.project_context import load_index, project_prompt_context
 from viano_bug_analysis.investigation.prompts import (
     CURRENT_PROJECT_VERSION,
     CURRENT_VERSION,
+    PROJECT_PROMPT_VERSIONS,
     build_messages,
 )
 from viano_bug_analysis.investigation.recovery import (
     CallRecordStore,
+    ProviderReply,
     RecoveryContext,
     RecoveryLimits,
     RecoveryPolicy,
@@ -142,6 +150,7 @@ class InvestigationController:
         self._evidence = EvidenceStore(self._layout)
         self._log = StepLog(self._layout)
         self._audit = CallRecordStore(self._layout)
+        self._formats = PackageFormats(self._layout)
         self._policy = self._stored_policy()
 
     def _run(self) -> RunOutcome:
@@ -269,7 +278,10 @@ class InvestigationController:
                     return {"budget_exhausted": True, "status": "rejected"}
                 raise
             self._say(hid, f"{hid} step {step}: asking the model")
-            result = self._model.chat(messages)
+            # The answer schema is a function of the stored call, like the messages.
+            result = self._model.chat(
+                messages, answer=self._step_schema(hid, call), formats=self._formats
+            )
             # The stored answer is the commit point of the call: it is written
             # before the settlement, which every later start completes from it.
             reply = {"chat": result.to_record()}
@@ -301,14 +313,17 @@ class InvestigationController:
         )
         left = self._settings.invalid_response_limit - self._invalid_count()
 
-        def repair_provider(prompt: str) -> str:
+        def repair_provider(prompt: str, excerpt: Mapping[str, Any] | None) -> ProviderReply:
             # Recovery may ask again after a restart (its records and the
             # decision are separate files): a stored answer is the answer.
             key = f"{hid}:{step}:{attempt}:repair"
+            answer = repair_schema(excerpt) if excerpt is not None else None
             stored = self._log.get(hid, step, attempt, "repair")
             if stored is None:
                 self._budget.reserve_once(hid, len(prompt) // 3 + 2048, key)
-                result = self._model.chat([{"role": "user", "content": prompt}])
+                result = self._model.chat(
+                    [{"role": "user", "content": prompt}], answer=answer, formats=self._formats
+                )
                 stored = {
                     "chat": result.to_record(),
                     "prompt_sha256": sha256_hex(text_bytes(prompt)),
@@ -316,7 +331,7 @@ class InvestigationController:
                 self._log.put(hid, step, attempt, "repair", stored)
                 self._hook(f"{hid}-{step}-{attempt}-repair")
             self._budget.settle_answer(key, stored["chat"])
-            return str(stored["chat"]["content"])
+            return structured_reply(stored["chat"], answer)
 
         recovery_context = RecoveryContext(
             prompt_id=call["prompt_version"],
@@ -325,6 +340,7 @@ class InvestigationController:
             # Call records are keyed by content: the step key keeps two attempts
             # apart whose answers happen to be byte-identical.
             call_key=f"{hid}:{step}:{attempt}",
+            response_format=reply["chat"].get("response_format"),
         )
         limits = RecoveryLimits(
             invalid_responses_left=max(left, 0),
@@ -346,7 +362,7 @@ class InvestigationController:
             charged = result.invalid_responses + 1  # the original answer was invalid too
         else:
             result = recover_response(
-                reply["chat"]["content"],
+                structured_reply(reply["chat"], self._step_schema(hid, call)).text,
                 contract=contract,
                 policy=self._policy,
                 context=recovery_context,
@@ -370,6 +386,12 @@ class InvestigationController:
         if not result.accepted:
             self._say(hid, f"{hid} step {step}: answer rejected ({result.reason})")
         return decision
+
+    def _step_schema(self, hid: str, call: Mapping[str, Any]) -> AnswerSchema:
+        visible = [e["evidence_id"] for e in call["context"]["evidence"]]
+        # The prompt version says whether the step could use project.query.
+        research = call["prompt_version"] in PROJECT_PROMPT_VERSIONS
+        return step_schema(hid, visible, research=research)
 
     def _operation_check(self, response: Mapping[str, Any]) -> list[str]:
         step = response["next"]

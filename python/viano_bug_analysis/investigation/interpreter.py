@@ -53,6 +53,10 @@ from viano_bug_analysis.case.lock import BUILD_LOCK, INVESTIGATION_LOCK, package
 from viano_bug_analysis.case.package import CasePackage, load_package
 from viano_bug_analysis.durable import PackageLayout, compact_json
 from viano_bug_analysis.errors import CaseError, InterpretationError, ToolError
+from viano_bug_analysis.investigation.answer_schema import (
+    interpretation_schema,
+    structured_reply,
+)
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
@@ -69,6 +73,7 @@ from viano_bug_analysis.investigation.interpretation_prompt import (
     build_messages,
 )
 from viano_bug_analysis.investigation.llm import ChatModel
+from viano_bug_analysis.investigation.llm_formats import PackageFormats
 from viano_bug_analysis.investigation.project_context import project_prompt_context
 from viano_bug_analysis.investigation.recovery import (
     CallRecordStore,
@@ -234,18 +239,25 @@ class CaseInterpreter:
             estimate = sum(len(m["content"]) for m in messages) // 3 + 4096
             self._budget.reserve_once(self._account, estimate, key)
             self._progress(f"interpretation attempt {attempt}: asking the model")
-            result = self._model.chat(messages)
+            result = self._model.chat(
+                messages,
+                answer=interpretation_schema(research=self._research),
+                formats=PackageFormats(self._layout),
+            )
             reply = {"chat": result.to_record()}
             log.put(attempt, "reply", reply)  # the commit point of the request
             self._hook(f"{attempt:02d}-reply")
         self._budget.settle_answer(key, reply["chat"])
-        decision = self._recover(call["context"], reply["chat"]["content"], attempt)
+        decision = self._recover(call["context"], reply["chat"], attempt)
         log.put(attempt, "decision", decision)
         self._hook(f"{attempt:02d}-decision")
         return decision
 
-    def _recover(self, context: Mapping[str, Any], raw: str, attempt: int) -> dict[str, Any]:
+    def _recover(
+        self, context: Mapping[str, Any], chat: Mapping[str, Any], attempt: int
+    ) -> dict[str, Any]:
         problems: list[_Problem] = []
+        raw = structured_reply(chat, interpretation_schema(research=self._research)).text
 
         def checks(response: Mapping[str, Any]) -> list[str]:
             problems[:] = self._check(context, response)
@@ -258,7 +270,7 @@ class CaseInterpreter:
             schema=INTERPRETATION_SCHEMA,
         )
 
-        def no_repair(_prompt: str) -> str:  # the contract is never repairable
+        def no_repair(_prompt: str, _excerpt: object) -> str:  # never repairable
             raise AssertionError("no repair call for the case interpretation")
 
         result = recover_response(
@@ -270,6 +282,7 @@ class CaseInterpreter:
                 hypothesis="",
                 previous_result="",
                 call_key=f"{self._account}:{attempt}",
+                response_format=chat.get("response_format"),
             ),
             provider=no_repair,
             audit_store=self._audit,

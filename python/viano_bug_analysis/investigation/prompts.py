@@ -49,9 +49,10 @@ PROMPT_VERSIONS = (
 )
 CURRENT_VERSION = "investigation_v2"
 CURRENT_PROJECT_VERSION = "investigation_project_v3"
-_PROJECT_VERSIONS = frozenset(
+PROJECT_PROMPT_VERSIONS = frozenset(
     {"investigation_project_v1", "investigation_project_v2", "investigation_project_v3"}
 )
+_PROJECT_VERSIONS = PROJECT_PROMPT_VERSIONS
 # The version 2 text with one more project kind (references) and no other change.
 _V2_FAMILY = frozenset({"investigation_v2", "investigation_project_v2", "investigation_project_v3"})
 MAX_EVIDENCE_PAYLOAD_CHARS = 6000
@@ -275,6 +276,7 @@ def _json(value: Any) -> str:
 __all__ = [
     "CURRENT_PROJECT_VERSION",
     "CURRENT_VERSION",
+    "PROJECT_PROMPT_VERSIONS",
     "PROMPT_VERSIONS",
     "build_messages",
     "prompt_text",

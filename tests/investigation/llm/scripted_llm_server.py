@@ -18,6 +18,11 @@ Each POST to ``.../chat/completions`` consumes the next scripted step::
 Plain strings in the script are shorthand for ``reply(text)``. ``add()``
 appends steps while the server runs. A request beyond the script gets HTTP 500
 and increments ``unscripted`` so a test can assert that nothing extra was sent.
+
+``gate`` plays a server's own rules about the request (what response formats
+it takes, see ``recipe_servers.py``): called with the parsed body, it returns
+the step that answers instead (a refusal), or None to let the script answer.
+A gated answer consumes no step.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import json
 import socket
 import struct
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -130,10 +135,14 @@ class _Script:
     unscripted: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopping: threading.Event = field(default_factory=threading.Event)
+    gate: Callable[[dict[str, Any] | None], Step | None] | None = None
 
     def next_step(self, request: ReceivedRequest) -> Step | None:
         with self.lock:
             self.requests.append(request)
+            refusal = self.gate(request.body) if self.gate is not None else None
+            if refusal is not None:
+                return refusal
             if self.steps:
                 return self.steps.pop(0)
             self.unscripted += 1
@@ -143,8 +152,13 @@ class _Script:
 class ScriptedLlmServer:
     """The server; use it as a context manager (starts on enter, stops on exit)."""
 
-    def __init__(self, steps: Iterable[Step | str] = ()) -> None:
-        self._script = _Script([_as_step(step) for step in steps])
+    def __init__(
+        self,
+        steps: Iterable[Step | str] = (),
+        *,
+        gate: Callable[[dict[str, Any] | None], Step | None] | None = None,
+    ) -> None:
+        self._script = _Script([_as_step(step) for step in steps], gate=gate)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self._script))
         self._server.daemon_threads = True
         # A short poll interval keeps stop() (and so each test) fast.

@@ -72,7 +72,7 @@ class FakeProvider:
         self.replies = list(replies)
         self.prompts: list[str] = []
 
-    def __call__(self, prompt: str, /) -> str:
+    def __call__(self, prompt: str, _excerpt: object = None, /) -> str:
         self.prompts.append(prompt)
         if not self.replies:
             raise AssertionError("unexpected provider call")
@@ -83,7 +83,7 @@ class TransportDown(Exception):
     """A transport failure of the fake provider."""
 
 
-def failing_provider(prompt: str, /) -> str:
+def failing_provider(prompt: str, _excerpt: object = None, /) -> str:
     raise TransportDown("endpoint 0 unavailable")
 
 

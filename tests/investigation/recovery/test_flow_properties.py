@@ -100,7 +100,7 @@ class OneReply:
         self.text = text
         self.calls = 0
 
-    def __call__(self, prompt: str, /) -> str:
+    def __call__(self, prompt: str, _excerpt: object = None, /) -> str:
         self.calls += 1
         return self.text
 

@@ -61,7 +61,7 @@ def test_the_repair_prompt_is_byte_identical_after_a_restart(tmp_path: Path) -> 
     text = json.dumps(response(FLAT))
     first = FakeProvider()
 
-    def down_after_recording(prompt: str, /) -> str:
+    def down_after_recording(prompt: str, _excerpt: object = None, /) -> str:
         first.prompts.append(prompt)
         raise TransportDown("the process is gone before the repair answer arrives")
 

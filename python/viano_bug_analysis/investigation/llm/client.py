@@ -13,6 +13,11 @@ Rules (see docs/llm-adapter.md):
   a reply over the size limit (``llm_reply_too_large``) or an unusable 200
   body (``llm_invalid_reply``). Retrying those would spend money on the same
   refusal.
+* A refusal of the response format (``llm_format_refused``, recognized by
+  what the error body says, whatever the status) is never an outage. Under
+  ``response_format = "auto"`` it moves that endpoint one step down the
+  ladder json_schema → json_object → text (stored first) and asks again at
+  once; under a fixed format it ends the call.
 
 ``sleep`` and ``clock`` are injectable so tests run without real waiting.
 """
@@ -24,12 +29,22 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from viano_bug_analysis.investigation.llm.config import ApiKey, LlmConfig, resolve_api_key
-from viano_bug_analysis.investigation.llm.errors import UNAVAILABLE, LlmError
+from viano_bug_analysis.investigation.llm.errors import FORMAT_REFUSED, UNAVAILABLE, LlmError
 from viano_bug_analysis.investigation.llm.messages import (
     ChatRequest,
     ChatResult,
     build_request,
     parse_reply,
+)
+from viano_bug_analysis.investigation.llm.response_format import (
+    AUTO,
+    LADDER,
+    TEXT,
+    AnswerSchema,
+    FormatMemory,
+    InMemoryFormats,
+    endpoint_key,
+    fallback,
 )
 from viano_bug_analysis.investigation.llm.transport import TransientFailure, post_json
 
@@ -56,6 +71,8 @@ class ChatClient:
         )
         self._sleep = sleep
         self._clock = clock
+        self._formats: FormatMemory = InMemoryFormats()
+        self._keys = tuple(endpoint_key(url, config.model) for url in config.base_urls)
 
     @property
     def config(self) -> LlmConfig:
@@ -64,17 +81,32 @@ class ChatClient:
     def __repr__(self) -> str:
         return f"ChatClient(model={self._config.model!r}, endpoints={len(self._endpoints)})"
 
-    def prepare(self, messages: Sequence[Mapping[str, str]]) -> ChatRequest:
+    def prepare(
+        self, messages: Sequence[Mapping[str, str]], *, answer: AnswerSchema | None = None
+    ) -> ChatRequest:
         """The request for ``messages``; its ``sha256`` is a stable idempotency key."""
-        return build_request(self._config, messages)
+        return build_request(self._config, messages, answer=answer)
 
-    def chat(self, messages: Sequence[Mapping[str, str]]) -> ChatResult:
-        """``send(prepare(messages))``."""
-        return self.send(self.prepare(messages))
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        answer: AnswerSchema | None = None,
+        formats: FormatMemory | None = None,
+    ) -> ChatResult:
+        """``send(prepare(messages, answer=answer), formats=formats)``."""
+        return self.send(self.prepare(messages, answer=answer), formats=formats)
 
-    def send(self, request: ChatRequest) -> ChatResult:
-        """Sends a prepared request, with failover and retries for transport errors."""
+    def send(self, request: ChatRequest, *, formats: FormatMemory | None = None) -> ChatResult:
+        """Sends a prepared request, with failover and retries for transport errors.
+
+        With ``response_format = "auto"`` each endpoint gets the format ``formats``
+        (else this client's own memory) holds for it, json_schema at first; a
+        format refusal stores the next format of the ladder and asks the same
+        endpoint again at once, which is neither a retry nor a failover.
+        """
         config = self._config
+        memory = formats if formats is not None else self._formats
         attempts = 0
         last_reason = "none"
         for round_index in range(config.max_retries + 1):
@@ -83,24 +115,37 @@ class ChatClient:
                     min(config.backoff_max, config.backoff_initial * 2 ** (round_index - 1))
                 )
             for endpoint_index, endpoint in enumerate(self._endpoints):
-                attempts += 1
-                started = self._clock()
-                try:
-                    data = post_json(
-                        endpoint,
-                        request.body,
-                        self._key,
-                        connect_timeout=config.connect_timeout,
-                        read_timeout=config.read_timeout,
-                        max_reply_bytes=config.max_reply_bytes,
-                    )
-                except TransientFailure as failure:
-                    last_reason = failure.reason
+                current = self._for_endpoint(request, endpoint_index, memory)
+                while True:
+                    attempts += 1
+                    started = self._clock()
+                    try:
+                        data = post_json(
+                            endpoint,
+                            current.body,
+                            self._key,
+                            connect_timeout=config.connect_timeout,
+                            read_timeout=config.read_timeout,
+                            max_reply_bytes=config.max_reply_bytes,
+                            classify_format_refusal=current.response_format.type != TEXT,
+                        )
+                    except TransientFailure as failure:
+                        last_reason = failure.reason
+                        data = None
+                    except LlmError as err:
+                        following = self._fallback(err, current)
+                        if following is not None:
+                            memory.put(
+                                self._keys[endpoint_index], following, str(err.details["reason"])
+                            )
+                            current = self._rebuilt(request, following)
+                            continue
+                        err.details.setdefault("endpoint_index", endpoint_index)
+                        err.details.setdefault("attempts", attempts)
+                        raise
+                    break
+                if data is None:
                     continue
-                except LlmError as err:
-                    err.details.setdefault("endpoint_index", endpoint_index)
-                    err.details.setdefault("attempts", attempts)
-                    raise
                 latency_ms = max(0, round((self._clock() - started) * 1000))
                 try:
                     content, usage, model, finish = parse_reply(data)
@@ -115,13 +160,40 @@ class ChatClient:
                     endpoint_index=endpoint_index,
                     attempts=attempts,
                     latency_ms=latency_ms,
-                    request_sha256=request.sha256,
+                    request_sha256=current.sha256,
+                    response_format=current.response_format,
                 )
         raise LlmError(
             UNAVAILABLE,
             f"no LLM endpoint answered after {attempts} attempts (last: {last_reason})",
             {"attempts": attempts, "endpoints": len(self._endpoints), "last_reason": last_reason},
         )
+
+    def _for_endpoint(
+        self, request: ChatRequest, endpoint_index: int, memory: FormatMemory
+    ) -> ChatRequest:
+        """The request in the format ``auto`` has chosen for this endpoint, the
+        choice stored before its first use."""
+        if self._config.format != AUTO:
+            return request
+        key = self._keys[endpoint_index]
+        chosen = memory.get(key)
+        if chosen is None:
+            chosen = LADDER[0]
+            memory.put(key, chosen, "first_choice")
+        return self._rebuilt(request, chosen)
+
+    def _rebuilt(self, request: ChatRequest, response_format: str) -> ChatRequest:
+        if request.response_format.type == response_format:
+            return request
+        return build_request(
+            self._config, request.messages, answer=request.answer, response_format=response_format
+        )
+
+    def _fallback(self, err: LlmError, current: ChatRequest) -> str | None:
+        if err.code != FORMAT_REFUSED or self._config.format != AUTO:
+            return None
+        return fallback(current.response_format.type)
 
 
 __all__ = ["ChatClient"]

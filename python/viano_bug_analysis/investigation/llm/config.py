@@ -24,6 +24,12 @@ from urllib.parse import urlsplit
 from viano_bug_analysis import vocabulary
 from viano_bug_analysis.files import TOO_LARGE, read_regular_file
 from viano_bug_analysis.investigation.llm.errors import CONFIG_INVALID, KEY_MISSING, LlmError
+from viano_bug_analysis.investigation.llm.response_format import (
+    AUTO,
+    JSON_OBJECT,
+    RESPONSE_FORMATS,
+    TEXT,
+)
 
 DEFAULT_MAX_REPLY_BYTES = 1024 * 1024
 MAX_KEY_BYTES = 4096
@@ -67,11 +73,17 @@ class LlmConfig:
     backoff_max: float = 30.0
     temperature: float | None = None
     max_tokens: int | None = None
-    json_response: bool = False
+    # The older spelling of response_format: true is json_object, false is text.
+    json_response: bool | None = None
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     # How many requests may be in flight at once across the cases of one
     # process (vba triage); one investigation asks one at a time anyway.
     max_concurrent: int = 1
+    response_format: str | None = None
+    # The endpoint wants OpenAI's strict subset of JSON Schema (docs/llm-adapter.md).
+    json_schema_strict: bool = False
+    # Sent as llama.cpp's cache_prompt when set (reuse of the previous prompt's prefix).
+    cache_prompt: bool | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.base_urls, str):
@@ -105,8 +117,24 @@ class LlmConfig:
             raise _invalid("temperature", "must be a number from 0 to 2")
         if self.max_tokens is not None:
             _int_in_range("max_tokens", self.max_tokens, 1, 10_000_000)
-        if not isinstance(self.json_response, bool):
+        if self.json_response is not None and not isinstance(self.json_response, bool):
             raise _invalid("json_response", "must be true or false")
+        if self.response_format is not None and self.response_format not in RESPONSE_FORMATS:
+            raise _invalid("response_format", "must be auto, json_schema, json_object or text")
+        if (
+            self.response_format is not None
+            and self.json_response is not None
+            and self.response_format != (JSON_OBJECT if self.json_response else TEXT)
+        ):
+            raise _invalid(
+                "json_response",
+                "contradicts response_format (json_response is the older spelling: "
+                "true is json_object, false is text); keep response_format only",
+            )
+        for name in ("json_schema_strict", "cache_prompt"):
+            value = getattr(self, name)
+            if not isinstance(value, bool) and not (name == "cache_prompt" and value is None):
+                raise _invalid(name, "must be true or false")
         _int_in_range("max_reply_bytes", self.max_reply_bytes, 1024, 1 << 30)
         _int_in_range("max_concurrent", self.max_concurrent, 1, 256)
 
@@ -130,6 +158,16 @@ class LlmConfig:
         if not isinstance(data["base_urls"], (list, tuple, str)):
             raise _invalid("base_urls", "must be a list of URLs")
         return cls(**data)
+
+    @property
+    def format(self) -> str:
+        """The response format in effect: ``response_format``, else what the older
+        ``json_response`` says, else ``auto``."""
+        if self.response_format is not None:
+            return self.response_format
+        if self.json_response is not None:
+            return JSON_OBJECT if self.json_response else TEXT
+        return AUTO
 
     def endpoints(self) -> tuple[Endpoint, ...]:
         """The base URLs, parsed, in failover order."""

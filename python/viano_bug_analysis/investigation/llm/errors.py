@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from viano_bug_analysis.errors import LLM_AUTH_FAILED as AUTH_FAILED
 from viano_bug_analysis.errors import LLM_CONFIG_INVALID as CONFIG_INVALID
+from viano_bug_analysis.errors import LLM_FORMAT_REFUSED as FORMAT_REFUSED
 from viano_bug_analysis.errors import LLM_INVALID_REPLY as INVALID_REPLY
 from viano_bug_analysis.errors import LLM_KEY_MISSING as KEY_MISSING
 from viano_bug_analysis.errors import LLM_MESSAGES_INVALID as MESSAGES_INVALID
@@ -29,6 +30,7 @@ __all__ = [
     "AUTH_FAILED",
     "CONFIG_INVALID",
     "ERROR_CODES",
+    "FORMAT_REFUSED",
     "INVALID_REPLY",
     "KEY_MISSING",
     "MESSAGES_INVALID",

@@ -20,6 +20,15 @@ from typing import Any, Protocol, TypeGuard
 
 from viano_bug_analysis.investigation.llm.config import LlmConfig
 from viano_bug_analysis.investigation.llm.errors import INVALID_REPLY, MESSAGES_INVALID, LlmError
+from viano_bug_analysis.investigation.llm.response_format import (
+    AUTO,
+    JSON_SCHEMA,
+    TEXT,
+    AnswerSchema,
+    FormatMemory,
+    SentFormat,
+    wire_format,
+)
 from viano_bug_analysis.jsonio import JsonDecodeError, canonical_bytes, sha256_hex, strict_loads
 
 ROLES = frozenset({"system", "user", "assistant"})
@@ -28,11 +37,19 @@ MAX_MESSAGES = 256
 
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
-    """A prepared request body. Build it with ``build_request``."""
+    """A prepared request body. Build it with ``build_request``.
+
+    ``response_format`` is the format the body asks for; ``answer`` the answer
+    schema it was built with, so that the client can build the same messages
+    in the next format when an endpoint refuses this one.
+    """
 
     body: bytes = field(repr=False)
     sha256: str
     message_count: int
+    response_format: SentFormat = field(default_factory=lambda: SentFormat(TEXT))
+    messages: tuple[Mapping[str, str], ...] = field(default=(), repr=False, compare=False)
+    answer: AnswerSchema | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +86,15 @@ class ChatResult:
     attempts: int
     latency_ms: int
     request_sha256: str
+    response_format: SentFormat | None = None
 
     def to_record(self) -> dict[str, Any]:
         """A canonical-JSON-safe record for the package audit (includes the text)."""
+        format_record = {}
+        if self.response_format is not None:
+            format_record["response_format"] = self.response_format.to_record()
         return {
+            **format_record,
             "content": self.content,
             "usage": None if self.usage is None else self.usage.to_record(),
             "model": self.model,
@@ -86,25 +108,48 @@ class ChatResult:
 
 class ChatModel(Protocol):
     """What the controller and the case interpreter ask: a ``ChatClient``, or a
-    test's scripted model."""
+    test's scripted model. ``answer`` is the call's answer schema (sent as the
+    response format where the configuration asks for one); ``formats`` keeps
+    the format chosen per endpoint (the package's, so a resumed run asks the
+    same)."""
 
-    def chat(self, messages: list[dict[str, str]]) -> ChatResult: ...
+    def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        answer: AnswerSchema | None = None,
+        formats: FormatMemory | None = None,
+    ) -> ChatResult: ...
 
 
-def build_request(config: LlmConfig, messages: Sequence[Mapping[str, str]]) -> ChatRequest:
+def build_request(
+    config: LlmConfig,
+    messages: Sequence[Mapping[str, str]],
+    *,
+    answer: AnswerSchema | None = None,
+    response_format: str | None = None,
+) -> ChatRequest:
     """The JSON body for ``messages`` under ``config`` (model, temperature,
     max_tokens, response format). Keys are sorted so that the same call
-    always gives the same bytes and hence the same ``sha256``."""
+    always gives the same bytes and hence the same ``sha256``.
+
+    ``response_format`` is one of the ladder (json_schema, json_object, text);
+    without it the configured format is used, ``auto`` starting at json_schema.
+    """
     checked = _check_messages(messages)
     body: dict[str, Any] = {"model": config.model, "messages": checked, "stream": False}
     if config.temperature is not None:
         body["temperature"] = config.temperature
     if config.max_tokens is not None:
         body["max_tokens"] = config.max_tokens
-    if config.json_response:
-        body["response_format"] = {"type": "json_object"}
+    if config.cache_prompt is not None:
+        body["cache_prompt"] = config.cache_prompt
+    chosen = response_format or (JSON_SCHEMA if config.format == AUTO else config.format)
+    member, sent = wire_format(chosen, answer, strict=config.json_schema_strict)
+    if member is not None:
+        body["response_format"] = member
     data = canonical_bytes(body)
-    return ChatRequest(data, sha256_hex(data), len(checked))
+    return ChatRequest(data, sha256_hex(data), len(checked), sent, tuple(checked), answer)
 
 
 def _check_messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:

@@ -5,11 +5,15 @@ The attempt either returns the bytes of a 200 body, raises ``TransientFailure``
 overloaded), or raises a final ``LlmError`` (the server refused the request
 itself; asking again would give the same answer).
 
-Nothing of a non-200 reply is read: not the body and no header. The body of
-an error can echo the prompt or the key, and a header can carry request IDs
-that identify the account, so neither may reach an exception, a record or a
-log. The connection is closed after every attempt (``Connection: close``),
-which keeps each attempt independent and makes a half-read reply harmless.
+Of a non-200 reply no header is read, and of its body only the first few
+KiB when the request asked for a response format, and only to tell whether
+the server refuses that format (``llm_format_refused``, whatever the status:
+llama-cpp-python and older llama-server builds answer 500). What is kept is a
+fixed reason code; the bytes are dropped at once. The body of an error can
+echo the prompt or the key, and a header can carry request IDs that identify
+the account, so neither may reach an exception, a record or a log. The
+connection is closed after every attempt (``Connection: close``), which
+keeps each attempt independent and makes a half-read reply harmless.
 """
 
 from __future__ import annotations
@@ -21,16 +25,23 @@ import ssl
 from viano_bug_analysis.investigation.llm.config import ApiKey, Endpoint
 from viano_bug_analysis.investigation.llm.errors import (
     AUTH_FAILED,
+    FORMAT_REFUSED,
     REPLY_TOO_LARGE,
     REQUEST_REJECTED,
     TLS_FAILED,
     UNEXPECTED_STATUS,
     LlmError,
 )
+from viano_bug_analysis.investigation.llm.response_format import (
+    ERROR_BODY_PEEK_BYTES,
+    refusal_reason,
+)
 
 # Statuses that say "not now" rather than "not this request".
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _READ_CHUNK = 64 * 1024
+# Statuses whose answer is about the caller or the load, never the request's form.
+_NOT_ABOUT_FORMAT = frozenset({200, 401, 403, 408, 429})
 
 
 class TransientFailure(Exception):
@@ -49,6 +60,7 @@ def post_json(
     connect_timeout: float,
     read_timeout: float,
     max_reply_bytes: int,
+    classify_format_refusal: bool = False,
 ) -> bytes:
     """POSTs ``body`` and returns the 200 reply body (at most ``max_reply_bytes``)."""
     headers = {
@@ -82,6 +94,8 @@ def post_json(
             # With "Connection: close" the response owns the socket; closing
             # the connection alone would leave it open.
             try:
+                if classify_format_refusal and response.status not in _NOT_ABOUT_FORMAT:
+                    _check_format_refusal(response)
                 _check_status(response.status)
                 return _read_limited(response, max_reply_bytes)
             finally:
@@ -95,6 +109,18 @@ def post_json(
             raise TransientFailure(_transport_reason(err)) from None
     finally:
         connection.close()
+
+
+def _check_format_refusal(response: http.client.HTTPResponse) -> None:
+    reason = refusal_reason(response.read(ERROR_BODY_PEEK_BYTES))
+    if reason is not None:
+        status = response.status
+        raise LlmError(
+            FORMAT_REFUSED,
+            f"the endpoint refused the response format (HTTP {status}); set [llm] "
+            'response_format = "auto" (it falls back) or a format the server takes',
+            {"status": status, "reason": reason},
+        )
 
 
 def _check_status(status: int) -> None:

@@ -27,6 +27,7 @@ from viano_bug_analysis.investigation.recovery.errors import (
 from viano_bug_analysis.investigation.recovery.flow import (
     REJECTION_REASONS,
     REPAIR_REJECTION_REASONS,
+    ProviderReply,
     RecoveryContext,
     RecoveryLimits,
     RecoveryResult,
@@ -94,6 +95,7 @@ __all__ = [
     "NormalizationOutcome",
     "Parsed",
     "PolicyError",
+    "ProviderReply",
     "RecoveryContext",
     "RecoveryError",
     "RecoveryLimits",

@@ -185,7 +185,7 @@ class CallRecordStore:
         if {"format", "format_version", "seq"} & set(fields):
             raise CallRecordError(RECORD_INVALID, "format and seq are set by the store")
         # Checked before the lock is taken, so that a bad record costs no I/O.
-        probe = {"format": RECORD_FORMAT, "format_version": 1, "seq": 1, **fields}
+        probe = {"format": RECORD_FORMAT, "format_version": _version(fields), "seq": 1, **fields}
         _encode(probe)
         _check_schema(probe, RECORD_INVALID)
         directory = self._directory(create=True)
@@ -196,7 +196,12 @@ class CallRecordStore:
                 if found is not None:
                     return found
                 seq = self._next_seq(scanned)
-                document = {"format": RECORD_FORMAT, "format_version": 1, "seq": seq, **fields}
+                document = {
+                    "format": RECORD_FORMAT,
+                    "format_version": _version(fields),
+                    "seq": seq,
+                    **fields,
+                }
                 data = _encode(document)
                 digest = sha256_hex(data)
                 _write_new(self.layout, f"{seq:08d}-{digest}.json", data)
@@ -269,7 +274,12 @@ class CallRecordStore:
         """
         for entry in scanned:
             known = self._known[entry.name]
-            document = {"format": RECORD_FORMAT, "format_version": 1, "seq": entry.seq, **fields}
+            document = {
+                "format": RECORD_FORMAT,
+                "format_version": _version(fields),
+                "seq": entry.seq,
+                **fields,
+            }
             encodings = [_encode(document)]
             if known.legacy:
                 encodings.append(_legacy_json(document))
@@ -374,6 +384,12 @@ def _decode(data: bytes, digest: str, path: str) -> dict[str, Any]:
         )
     _check_schema(document, RECORD_CORRUPT, path)
     return document
+
+
+def _version(fields: Mapping[str, Any]) -> int:
+    """Version 2 records carry the response format the request asked for; a
+    caller that does not know it writes version 1, as before."""
+    return 2 if "response_format" in fields else 1
 
 
 def _check_schema(document: Mapping[str, Any], code: str, file: str | None = None) -> None:

@@ -139,14 +139,25 @@ REPAIR_REJECTION_REASONS: Final = (
 """Every ``outcome.rejected_repair.reason``."""
 
 
+@dataclass(frozen=True, slots=True)
+class ProviderReply:
+    """A repair reply with the response format it was asked in (for its call record)."""
+
+    text: str = field(repr=False)
+    response_format: Mapping[str, Any] | None = None
+
+
 class RepairProvider(Protocol):
-    """The model behind the repair call: prompt text in, raw reply text out.
+    """The model behind the repair call: prompt text and the schema excerpt of the
+    value to restructure in, raw reply text (or a :class:`ProviderReply`) out.
 
     Transport failures are raised, as by the regular adapter; they are not
     invalid responses and recovery lets them through unchanged.
     """
 
-    def __call__(self, prompt: str, /) -> str: ...
+    def __call__(
+        self, prompt: str, schema_excerpt: Mapping[str, Any] | None, /
+    ) -> str | ProviderReply: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +202,7 @@ class RecoveryContext:
     hypothesis: str
     previous_result: str
     call_key: str | None = None
+    response_format: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,18 +321,23 @@ class _Flow:
             repair_plan=plan,
         )
         source = self.record(outcome, entry)
-        return self.attempt(candidate, admission.target, prompt, source, rules)
+        return self.attempt(candidate, admission, prompt, source, rules)
 
     def attempt(
         self,
         candidate: dict[str, Any],
-        target: str,
+        admission: Admission,
         prompt: str,
         source: StoredCallRecord | None,
         rules: tuple[AppliedRule, ...],
     ) -> RecoveryResult:
         """The one repair call for an admitted, recorded plan, and its checks."""
-        reply = self.provider(prompt)
+        target = admission.target
+        answered = self.provider(prompt, admission.schema_excerpt)
+        if isinstance(answered, ProviderReply):
+            reply, sent_format = answered.text, answered.response_format
+        else:
+            reply, sent_format = answered, None
         check = _check_reply(candidate, target, reply, self.contract, self.limits)
         if source is not None and self.store is not None:
             result = (
@@ -343,6 +360,7 @@ class _Flow:
                 rebuilt=check.rebuilt,
                 result=result,
                 call_key=self.context.call_key,
+                response_format=sent_format,
             )
             self.seqs.append(self.store.append(fields).seq)
         if check.rebuilt is None:
@@ -391,6 +409,7 @@ class _Flow:
             text_limit=self.limits.max_response_bytes,
             result=result,
             call_key=self.context.call_key,
+            response_format=self.context.response_format,
         )
         stored = self.store.append(fields)
         self.seqs.append(stored.seq)
@@ -560,7 +579,7 @@ def resume_repair(
     if violations != [CONTRACT_VIOLATION]:
         return flow.rejected(PLAN_REJECTED, (PLAN_REJECTED, *violations), rules=rules, invalid=0)
     prompt = flow.prompt(candidate, admission)
-    result = flow.attempt(candidate, admission.target, prompt, source, rules)
+    result = flow.attempt(candidate, admission, prompt, source, rules)
     # Only the attempt is charged now: the original response was charged before the stop.
     return dataclasses.replace(result, invalid_responses=1)
 
@@ -571,6 +590,7 @@ __all__ = [
     "REJECTION_REASONS",
     "REPAIR_REJECTED",
     "REPAIR_REJECTION_REASONS",
+    "ProviderReply",
     "RecoveryContext",
     "RecoveryLimits",
     "RecoveryResult",

@@ -71,10 +71,12 @@ def investigation_fields(
     text_limit: int,
     result: Mapping[str, Any],
     call_key: str | None = None,
+    response_format: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The record of a regular call: original text, candidate, rules, refusals, outcome."""
     return {
         **_key_field(call_key),
+        **_format_field(response_format),
         "call": CALL_INVESTIGATION,
         "prompt_id": prompt_id,
         "response_recovery_version": version,
@@ -98,6 +100,7 @@ def repair_fields(
     rebuilt: Mapping[str, Any] | None,
     result: Mapping[str, Any],
     call_key: str | None = None,
+    response_format: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The record of a repair call.
 
@@ -107,6 +110,7 @@ def repair_fields(
     """
     return {
         **_key_field(call_key),
+        **_format_field(response_format),
         "call": CALL_REPAIR,
         "prompt_id": PROMPT_ID,
         "response_recovery_version": RECOVERY_POLICY_VERSION,
@@ -130,6 +134,12 @@ def repair_fields(
 def _key_field(call_key: str | None) -> dict[str, str]:
     # Left out when not given, so that records without a key keep their bytes.
     return {} if call_key is None else {"call_key": call_key}
+
+
+def _format_field(response_format: Mapping[str, Any] | None) -> dict[str, Any]:
+    # Given: the record is format_version 2 (the format the request asked for).
+    # Not given (a caller that does not know it): a version-1 record as before.
+    return {} if response_format is None else {"response_format": dict(response_format)}
 
 
 def repair_plan(target: str, response: Mapping[str, Any], prompt: str) -> dict[str, Any]:

@@ -1,0 +1,284 @@
+"""The answer schemas sent as the response format admit every valid answer of a
+step and refuse invalid ones, with the step's own binding; the strict subset
+is OpenAI's; an answer to a strict schema comes back to the contract's form.
+
+The valid answers are the prompts' own documented examples (each operation's
+arguments, each project query, both conclusion forms), so a schema that only
+admits a canned answer fails here.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.investigation.llm.recipe_servers import strict_problems
+from tests.investigation.test_prompt_examples import CONTEXT, json_objects, validator_for
+from viano_bug_analysis.investigation.answer_schema import (
+    drop_strict_nulls,
+    interpretation_schema,
+    repair_schema,
+    step_schema,
+    strict_form,
+    structured_reply,
+)
+from viano_bug_analysis.investigation.prompts import (
+    CURRENT_PROJECT_VERSION,
+    CURRENT_VERSION,
+    build_messages,
+)
+from viano_bug_analysis.investigation.recovery.admission import admit_repair
+from viano_bug_analysis.investigation.recovery.contract import ResponseContract, full_violations
+from viano_bug_analysis.investigation.recovery.repair import SNAPSHOT_OPERATIONS
+from viano_bug_analysis.schemas import compiled_validator, schema_validator
+
+VISIBLE = ("E1", "E2")
+# Project queries the prompt shows no example of, valid as project-query-v1 has them.
+MORE_QUERIES: list[dict[str, Any]] = [
+    {"kind": "source.revision", "revision": "0a1b2c3"},
+    {
+        "kind": "source.changes",
+        "since": "0" * 40,
+        "terms": ["QuestCredit"],
+        "offset": 0,
+        "limit": 10,
+    },
+    {"kind": "database.tables", "name_contains": "quest", "offset": 0, "limit": 20},
+    {
+        "kind": "database.rows",
+        "table": "t",
+        "columns": ["a"],
+        "filters": [
+            {"column": "a", "operator": "in", "value": [1, "x"]},
+            {"column": "b", "operator": "ne", "value": None},
+            {"column": "c", "operator": "le", "value": 2.5},
+        ],
+        "offset": 0,
+        "limit": 5,
+    },
+]
+
+
+def shell(next_step: dict[str, Any], evidence: list[Any] | None = None) -> dict[str, Any]:
+    return {
+        "hypothesis_id": "H1",
+        "assessment": "undetermined",
+        "confidence": 0.5,
+        "evidence": evidence or [],
+        "next": next_step,
+    }
+
+
+def documented_answers(version: str) -> Iterator[dict[str, Any]]:
+    """Every example of a prompt's rules as a whole answer of a step."""
+    system = build_messages(version, CONTEXT)[0]["content"]
+    for lead, value in json_objects(system):
+        what, _ = validator_for(lead, value)
+        if what == "answer":
+            yield value
+        elif what.startswith("arguments of "):
+            operation = what.removeprefix("arguments of ")
+            yield shell({"kind": "tool", "operation": operation, "arguments": value})
+        elif what == "project query":
+            yield shell({"kind": "tool", "operation": "project.query", "arguments": value})
+        elif what == "next step":
+            yield shell(value)
+        elif what == "citation":
+            yield shell({"kind": "conclusion", "summary": "s"}, [value])
+
+
+def test_every_documented_example_is_admitted_by_the_schema_of_a_step() -> None:
+    for version, research in ((CURRENT_VERSION, False), (CURRENT_PROJECT_VERSION, True)):
+        validator = compiled_validator(step_schema("H1", VISIBLE, research=research).portable)
+        answers = list(documented_answers(version))
+        seen = {a["next"].get("operation") for a in answers}
+        assert set(SNAPSHOT_OPERATIONS) <= seen  # each operation's own example is there
+        for answer in answers:
+            assert validator.is_valid(answer), (version, answer)
+    validator = compiled_validator(step_schema("H1", VISIBLE, research=True).portable)
+    for query in MORE_QUERIES:
+        answer = shell({"kind": "tool", "operation": "project.query", "arguments": query})
+        assert schema_validator("investigation-response-v1").is_valid(answer)
+        assert validator.is_valid(answer), query
+
+
+def test_both_conclusion_forms_are_admitted() -> None:
+    validator = compiled_validator(step_schema("H1", VISIBLE, research=False).portable)
+    cited = shell(
+        {"kind": "conclusion", "summary": "The quest needs 90005."},
+        [
+            {"evidence_id": "E1", "role": "supports", "reference": "/result/rows/0/row/ID"},
+            {"evidence_id": "E2", "role": "contradicts", "reference": "L40-L42"},
+        ],
+    )
+    uncited = shell({"kind": "conclusion", "summary": "Nothing to see."})
+    uncited["assessment"] = "refuted"
+    assert validator.is_valid(cited)
+    assert validator.is_valid(uncited)
+    # Before any evidence exists nothing can be cited, and the schema says so.
+    first = compiled_validator(step_schema("H1", (), research=False).portable)
+    assert first.is_valid(uncited) and not first.is_valid(cited)
+
+
+def _mutations() -> Iterator[tuple[str, dict[str, Any]]]:
+    good = shell(
+        {
+            "kind": "tool",
+            "operation": "source.read_context",
+            "arguments": {"source_ref": "src-001", "start_line": 1, "end_line": 4},
+        },
+        [{"evidence_id": "E1", "role": "context", "reference": "L1"}],
+    )
+    changes: dict[str, Any] = {
+        "another hypothesis": ("hypothesis_id", "H2"),
+        "an evidence ID not shown": ("evidence", [dict(good["evidence"][0], evidence_id="E9")]),
+        "an unknown operation": ("next", dict(good["next"], operation="source.grep")),
+        "project.query without research": (
+            "next",
+            {"kind": "tool", "operation": "project.query", "arguments": MORE_QUERIES[0]},
+        ),
+        "another operation's arguments": (
+            "next",
+            dict(good["next"], arguments={"source_ref": "db-001", "filters": {"ID": 1}}),
+        ),
+        "an unknown filter operator": (
+            "next",
+            {
+                "kind": "tool",
+                "operation": "database.lookup",
+                "arguments": {"source_ref": "db-001", "filters": [["ID", "like", 1]]},
+            },
+        ),
+        "a property outside the contract": ("extra", 1),
+        "a conclusion without summary": ("next", {"kind": "conclusion"}),
+        "a confidence above 1": ("confidence", 2),
+    }
+    for name, (key, value) in changes.items():
+        changed = copy.deepcopy(good)
+        changed[key] = value
+        yield name, changed
+    yield "the valid answer itself", good
+
+
+@pytest.mark.parametrize(("name", "answer"), list(_mutations()), ids=lambda v: str(v)[:30])
+def test_invalid_answers_are_refused(name: str, answer: dict[str, Any]) -> None:
+    validator = compiled_validator(step_schema("H1", VISIBLE, research=False).portable)
+    assert validator.is_valid(answer) == (name == "the valid answer itself")
+
+
+def test_the_interpretation_schema_binds_first_queries_to_the_operations() -> None:
+    def proposal(query: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "hypotheses": [
+                {"statement": "s", "refuted_if": "r", "rests_on": ["report"], "first_query": query}
+            ]
+        }
+
+    find = {
+        "operation": "source.find_text",
+        "arguments": {
+            "source_refs": ["diag-001"],
+            "text": "QuestID",
+            "case_sensitive": True,
+            "offset": 0,
+            "limit": 5,
+        },
+    }
+    rows = {"operation": "project.query", "arguments": MORE_QUERIES[3]}
+    plain = compiled_validator(interpretation_schema(research=False).portable)
+    live = compiled_validator(interpretation_schema(research=True).portable)
+    assert plain.is_valid(proposal(find)) and live.is_valid(proposal(find))
+    assert live.is_valid(proposal(rows)) and not plain.is_valid(proposal(rows))
+    assert not live.is_valid(proposal({"operation": "source.grep", "arguments": {}}))
+    assert schema_validator("case-interpretation-v1").is_valid(proposal(rows))
+
+
+# -- the strict subset -------------------------------------------------------------------
+
+
+def repair_excerpts() -> list[dict[str, Any]]:
+    broken = shell(
+        {
+            "kind": "tool",
+            "operation": "project.query",
+            "arguments": dict(MORE_QUERIES[3], filters=["ID", "eq", 1, "ID", "gt", 0]),
+        }
+    )
+    admission = admit_repair(broken)
+    assert admission.schema_excerpt is not None
+    return [
+        admission.schema_excerpt,
+        {"$ref": "#/$defs/next_conclusion"},
+        {"$ref": "#/$defs/next_project_query"},
+        {"$ref": "#/$defs/evidence"},
+    ]
+
+
+@pytest.mark.parametrize("excerpt", repair_excerpts(), ids=lambda e: str(e)[:40])
+def test_the_strict_form_keeps_to_the_subset_and_admits_what_the_portable_form_admits(
+    excerpt: dict[str, Any],
+) -> None:
+    schema = repair_schema(excerpt)
+    assert schema.strict is not None
+    assert schema.strict["type"] == "object"
+    assert list(strict_problems(schema.strict)) == []
+
+
+def test_a_schema_the_subset_cannot_describe_has_no_strict_form() -> None:
+    # database.lookup's filters are an open mapping of column names.
+    assert step_schema("H1", VISIBLE, research=False).strict is None
+    assert strict_form({"type": "object", "additionalProperties": {"type": "string"}}) is None
+    assert strict_form({"type": "array", "items": {"type": "string"}}) is None  # not an object
+
+
+def test_an_answer_to_a_strict_schema_comes_back_to_the_contract_form() -> None:
+    schema = repair_schema({"$ref": "#/$defs/next_project_query"})
+    assert schema.strict is not None
+    query = {"kind": "source.read", "path": "src/a.cpp", "start_line": 1, "end_line": 2}
+    # Strict mode makes the server write every optional property, as null.
+    written = {
+        "replacement": {
+            "kind": "tool",
+            "operation": "project.query",
+            "arguments": query,
+            "rationale": None,
+        }
+    }
+    assert compiled_validator(schema.strict).is_valid(written)
+    assert not compiled_validator(schema.portable).is_valid(written)
+    restored = drop_strict_nulls(written, schema.portable)
+    assert restored == {
+        "replacement": {"kind": "tool", "operation": "project.query", "arguments": query}
+    }
+    # A null that a property admits is a value, and stays.
+    filter_answer = shell(
+        {
+            "kind": "tool",
+            "operation": "project.query",
+            "arguments": MORE_QUERIES[3],
+        }
+    )
+    portable = step_schema("H1", VISIBLE, research=True).portable
+    assert drop_strict_nulls(filter_answer, portable) == filter_answer
+
+
+def test_a_strict_answer_still_meets_the_whole_contract() -> None:
+    # A citation that does not resolve is beyond any schema: the contract refuses it.
+    answer = shell(
+        {"kind": "conclusion", "summary": "s"},
+        [{"evidence_id": "E1", "role": "supports", "reference": "/result/rows/7"}],
+    )
+    assert compiled_validator(step_schema("H1", VISIBLE, research=False).portable).is_valid(answer)
+    contract = ResponseContract(
+        hypothesis_id="H1",
+        visible_evidence_ids=frozenset(VISIBLE),
+        citations=lambda _eid, _ref: "E1 has /result/rows/0 only",
+    )
+    assert full_violations(answer, contract) == ["citation_unresolved"]
+    # An answer sent without strict mode reaches recovery byte for byte.
+    chat = {"content": ' {"a": null} ', "response_format": {"strict": False}}
+    loose = step_schema("H1", VISIBLE, research=False)
+    assert structured_reply(chat, loose).text == chat["content"]
