@@ -99,8 +99,13 @@ def test_a_search_answers_from_the_files_the_clone_holds(repo: PartialClone) -> 
     # Where nothing is missing, the answer is complete as before.
     assert search(source, path_prefix="data/sql/updates/")["complete"] is True
     files = source.files(text=".cpp", path_prefix=None, offset=0, limit=10)
-    assert [f["path"] for f in files["files"]] == ["src/other.cpp", "src/small.cpp"]
-    assert files["skipped"]["by_reason"] == {"missing": 1}
+    # A file the clone does not hold is still a file of the commit: listed, size unknown.
+    assert [(f["path"], f["size"], f.get("absent")) for f in files["files"]] == [
+        ("src/huge.cpp", None, "missing"),
+        ("src/other.cpp", len(SMALL["src/other.cpp"]), None),
+        ("src/small.cpp", len(SMALL["src/small.cpp"]), None),
+    ]
+    assert files["skipped"]["by_reason"] == {}
 
 
 def test_reading_a_missing_file_is_a_typed_refusal(repo: PartialClone) -> None:
@@ -168,3 +173,20 @@ def test_a_blob_fetched_later_is_searched_by_the_next_process(tmp_path: Path) ->
     assert "src/huge.cpp" in {m["path"] for m in later["matches"]}
     uncached = search(GitSource(fresh.clone, fresh.commit, url=URL))
     assert later == uncached
+
+
+def test_a_listing_with_an_absent_file_is_a_complete_project_result(
+    repo: PartialClone, tmp_path: Path
+) -> None:
+    from tests.project_research.research_fakes import make_config
+    from viano_bug_analysis.project_research.service import ProjectResearch
+
+    source = GitSource(repo.clone, repo.commit, url=URL)
+    research = ProjectResearch(make_config(tmp_path), git=source)
+    query = {"kind": "source.files", "text": "huge", "offset": 0, "limit": 10}
+    result = research.query(query)  # checked against project-result-v1 on the way out
+    assert result["result"]["files"] == [
+        {"path": "src/huge.cpp", "blob": result["result"]["files"][0]["blob"], "size": None,
+         "absent": "missing"}
+    ]  # fmt: skip
+    assert result["coverage"]["complete"] is True

@@ -124,7 +124,8 @@ def render_project_query(result: Mapping[str, Any], capture_sha256: str) -> str:
     for line in body.get("lines", ()):
         out.add(f"  {line['line']}: {line['text']}{_cut(line)}")
     for found in body.get("files", ()):
-        out.add(f"  {found['path']} ({found['size']} bytes)")
+        size = "not in this clone" if found.get("absent") else f"{found['size']} bytes"
+        out.add(f"  {found['path']} ({size})")
     for table in body.get("tables", ()):
         out.add(f"  {table['database']}.{table['table']}")
     if "rows" in body:

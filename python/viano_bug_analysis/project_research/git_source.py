@@ -219,9 +219,10 @@ class GitSource:
     ) -> dict[str, Any]:
         """Regular files whose path contains ``text`` (case-sensitive), with blob ID and size.
 
-        Files over the size limit are listed too (they are only never read);
-        symlinks, submodules and unusable paths that match are reported as
-        skipped.
+        Files over the size limit are listed too (they are only never read),
+        and so is a file whose blob a partial clone does not hold (size null,
+        ``absent: "missing"``); symlinks, submodules and unusable paths that
+        match are reported as skipped.
         """
         text = _text(text, "text")
         prefix = self._prefix(path_prefix)
@@ -232,6 +233,10 @@ class GitSource:
         for path, _, blob, size, unusable in listing.find_paths(contains=text, prefix=prefix):
             if unusable is None:
                 found.append({"path": path, "blob": blob, "size": size})
+            elif unusable == "missing":
+                # A file of the commit all the same: its path and blob are known,
+                # only its bytes (and so its size) are not in this clone.
+                found.append({"path": path, "blob": blob, "size": None, "absent": unusable})
             else:
                 skipped.append((_display(path), unusable))
         unmatched = prefix is not None and not found and not skipped
