@@ -190,3 +190,25 @@ def test_a_listing_with_an_absent_file_is_a_complete_project_result(
          "absent": "missing"}
     ]  # fmt: skip
     assert result["coverage"]["complete"] is True
+
+
+@pytest.mark.parametrize("disk_cache", [False, True])
+def test_a_blob_fetched_meanwhile_is_searched_by_the_same_process(
+    tmp_path: Path, disk_cache: bool
+) -> None:
+    # A long-lived process (vba mcp) keeps its listing: only its absent
+    # entries are looked up again, so the arrival needs no restart.
+    fresh = partial_clone(tmp_path)
+    cache = tmp_path / "cache" if disk_cache else None
+    source = GitSource(fresh.clone, fresh.commit, url=URL, disk_cache=cache)
+    first = search(source)
+    assert first["skipped"]["by_reason"] == {"missing": 2}
+    git(fresh.clone, "hash-object", "-w", "--stdin", input=LARGE["src/huge.cpp"].encode())
+    later = search(source)
+    assert later["skipped"]["by_reason"] == {"missing": 1}
+    assert "src/huge.cpp" in {m["path"] for m in later["matches"]}
+    listed = source.files(text="huge", path_prefix=None, offset=0, limit=10)["files"]
+    assert [(f["path"], f["size"] is not None, "absent" in f) for f in listed] == [
+        ("src/huge.cpp", True, False)
+    ]
+    assert later == search(GitSource(fresh.clone, fresh.commit, url=URL))

@@ -590,6 +590,10 @@ class GitSource:
                 self._tree = self._repo.tree(
                     self.commit, max_entries=TREE_ENTRY_LIMIT, timeout_s=_left(deadline)
                 )
+            elif self._tree.absent:
+                # A partial clone: a blob fetched since the listing was made is
+                # readable now (only the absent entries are looked up again).
+                self._tree = self._tree.refreshed()
             return self._tree
 
     def _sha256_of(self, blobs: Sequence[str], deadline: float) -> dict[str, str]:

@@ -312,6 +312,30 @@ impl PyGitTree {
         self.tree.entries().len()
     }
 
+    /// Entries whose blob the object database did not hold when listed.
+    #[getter]
+    fn absent(&self) -> usize {
+        self.tree.entries().iter().filter(|e| e.absent).count()
+    }
+
+    /// This listing with its absent blobs looked up again: a new listing
+    /// when some arrived (a fetch into a partial clone), else this one.
+    fn refreshed(slf: Bound<'_, Self>, py: Python<'_>) -> PyResult<Py<Self>> {
+        let this = slf.get();
+        let store = Arc::clone(&this.store);
+        let tree = Arc::clone(&this.tree);
+        match py.detach(|| store.refresh_absent(&tree))? {
+            None => Ok(slf.unbind()),
+            Some(fresh) => Py::new(
+                py,
+                PyGitTree {
+                    store: Arc::clone(&this.store),
+                    tree: Arc::new(fresh),
+                },
+            ),
+        }
+    }
+
     /// The entry at exactly `path`, or None.
     fn entry<'py>(&self, py: Python<'py>, path: &str) -> Option<PyEntry<'py>> {
         self.tree

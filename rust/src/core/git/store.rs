@@ -136,6 +136,18 @@ impl GitStore {
         history::relate(&self.handle(), &reported, &pinned, max_commits, deadline)
     }
 
+    /// `tree` with its absent blobs looked up again, or `None` when none of
+    /// them arrived (or it had none): a long-lived process (`vba mcp`) sees a
+    /// blob fetched into a partial clone meanwhile without listing again.
+    pub fn refresh_absent(&self, tree: &CommitTree) -> CoreResult<Option<CommitTree>> {
+        if !tree.entries.iter().any(|e| e.absent) {
+            return Ok(None);
+        }
+        let mut entries = tree.entries.clone();
+        let arrived = recheck_absent(&self.handle(), &mut entries)?;
+        Ok((arrived > 0).then_some(CommitTree { entries }))
+    }
+
     /// Every non-directory entry of the commit's tree (a full 40-hex ID),
     /// sorted by path bytes, with blob sizes from object headers (no blob is
     /// inflated). `threads` 0 = every core.

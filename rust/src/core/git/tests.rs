@@ -362,6 +362,33 @@ fn an_absent_blob_is_a_skipped_file_and_the_others_are_searched() {
 }
 
 #[test]
+fn a_listing_sees_a_blob_that_arrived_after_it_was_made() {
+    let (dir, commit) = repo("arrived");
+    let oid = git(&dir, &["rev-parse", "HEAD:z.txt"]);
+    let file = dir.join(".git/objects").join(&oid[..2]).join(&oid[2..]);
+    let bytes = std::fs::read(&file).unwrap();
+    drop_object(&dir, &oid);
+    let store = GitStore::open(&dir, 0, None).unwrap();
+    let tree = store.tree(&commit, 100, 1, None).unwrap();
+    assert!(tree.find(b"z.txt").unwrap().absent);
+    assert!(
+        store.refresh_absent(&tree).unwrap().is_none(),
+        "still absent"
+    );
+    std::fs::write(&file, bytes).unwrap(); // what a fetch does for this blob
+    let fresh = store.refresh_absent(&tree).unwrap().expect("it arrived");
+    let z = fresh.find(b"z.txt").unwrap();
+    assert_eq!((z.absent, z.unusable), (false, None));
+    assert!(z.size > 0);
+    assert!(store.text(&fresh, b"z.txt", 1 << 20, None).unwrap().is_ok());
+    assert!(
+        store.refresh_absent(&fresh).unwrap().is_none(),
+        "nothing absent is left"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn a_blob_that_is_there_but_corrupt_still_fails_the_listing() {
     let (dir, commit) = repo("corrupt-blob");
     let oid = git(&dir, &["rev-parse", "HEAD:z.txt"]);
