@@ -11,7 +11,6 @@ on the same DIR while one runs: exit 7 at once.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -20,6 +19,7 @@ from typing import Any
 
 from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
+from viano_bug_analysis.jsonio import canonical_bytes
 
 
 def run_triage(args: argparse.Namespace) -> int:
@@ -73,7 +73,7 @@ class _Progress:
 
     def __call__(self, event: Mapping[str, Any]) -> None:
         if not self._tty:
-            self._stream.write(json.dumps(dict(event), sort_keys=True) + "\n")
+            self._stream.write(canonical_bytes(dict(event)).decode() + "\n")
         else:
             total = max(int(event["total"]), 1)
             width = 24

@@ -70,9 +70,9 @@ class TriageSetup:
 
 def spec_bytes(spec: Mapping[str, Any]) -> bytes:
     """The spec file as ``vba case import`` writes it."""
-    import json
+    from viano_bug_analysis.case.intake import ImportedSpec
 
-    return (json.dumps(spec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return ImportedSpec(index=None, spec=dict(spec)).data()
 
 
 class Triage:
