@@ -271,7 +271,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from viano_bug_analysis.report.output import report_bytes, write_report
 
-    data = report_bytes(args.package, args.format)
+    data = report_bytes(args.package, args.format, written_to=args.output)
     if args.output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()

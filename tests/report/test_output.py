@@ -91,3 +91,35 @@ def test_a_damaged_store_is_a_typed_error_not_a_traceback(tmp_path: Path) -> Non
     assert run.returncode == 5 and b"Traceback" not in run.stderr
     assert orjson.loads(run.stderr)["error"] == "evidence_corrupt"
     assert run.stdout == b""
+
+
+def test_stored_answers_are_relative_links_that_resolve_from_where_the_report_is(
+    tmp_path: Path,
+) -> None:
+    import re
+    import subprocess
+    import sys
+    from urllib.parse import unquote
+
+    from tests.report.package_fixture import reported_package
+
+    package = reported_package(tmp_path)
+    for fmt, pattern in (
+        ("html", r'href="([^"#][^"]*)"'),
+        ("md", r"\[(?:stored answer|capture)\]\(([^)]+)\)"),
+    ):
+        out = tmp_path / "elsewhere" / "deeper" / f"report.{fmt}"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "viano_bug_analysis.cli", "report", str(package),
+             "--format", fmt, "-o", str(out)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        links = re.findall(pattern, out.read_text())
+        assert links, fmt
+        for link in links:
+            assert not link.startswith(("/", "http:", "https:", "file:")), link
+            target = (out.parent / unquote(link)).resolve()
+            assert target.is_file(), (fmt, link)
+            assert package.resolve() in target.parents  # a stored file of the package

@@ -11,9 +11,11 @@ hashes and origin; ``:target`` highlights it.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable, Mapping
 from html import escape
 from typing import Any
+from urllib.parse import quote
 
 from viano_bug_analysis.jsonio import canonical_bytes
 
@@ -54,8 +56,24 @@ a { color: #0969da; }
 """
 
 
-def render_html(report: Mapping[str, Any]) -> str:
-    """The page for a ``case-report-v1`` document."""
+class _Link:
+    """A stored file of the package, linked relative to where the page is."""
+
+    def __init__(self, path: str, href: str) -> None:
+        self.path, self.href = path, href
+
+
+def _file(path: Any, package_href: str | None) -> Any:
+    """``path`` (package-relative) as a link when the page knows where the package is."""
+    if package_href is None or not isinstance(path, str):
+        return path
+    return _Link(path, posixpath.join(package_href, path) if package_href else path)
+
+
+def render_html(report: Mapping[str, Any], package_href: str | None = None) -> str:
+    """The page for a ``case-report-v1`` document. ``package_href`` is the package
+    root relative to where the page is written (``vba report -o``): each stored
+    answer and capture is then a relative link, which works offline from disk."""
     parts: list[str] = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -83,10 +101,10 @@ def render_html(report: Mapping[str, Any]) -> str:
     parts += _leads(report)
     parts.append("<h2>Hypotheses</h2>")
     for hypothesis in report["hypotheses"]:
-        parts += _hypothesis(hypothesis)
+        parts += _hypothesis(hypothesis, package_href)
     # What the case was built from, after what was concluded from it.
     parts += _sources(report)
-    parts += _facts(report)
+    parts += _facts(report, package_href)
     parts += _usage(report["usage"])
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
@@ -147,6 +165,8 @@ def _is_hash(value: Any) -> bool:
 
 
 def _value(value: Any) -> str:
+    if isinstance(value, _Link):
+        return f'<a href="{_t(quote(value.href))}">{_t(value.path)}</a>'
     return _t(value) if isinstance(value, str | int | float) else _json(value)
 
 
@@ -202,7 +222,7 @@ def _leads(report: Mapping[str, Any]) -> list[str]:
 _STATEMENT_KINDS = frozenset({"project_empty_result", "project_context_coverage"})
 
 
-def _facts(report: Mapping[str, Any]) -> list[str]:
+def _facts(report: Mapping[str, Any], package_href: str | None) -> list[str]:
     parts = ["<h2>Facts</h2>"]
     if not report["facts"]:
         parts.append("<p>No enrichment facts (the case was built without project research).</p>")
@@ -221,20 +241,22 @@ def _facts(report: Mapping[str, Any]) -> list[str]:
             f'<tr id="fact-{_t(fact["fact_id"])}"><td>{_t(fact["fact_id"])}</td>'
             f"<td>{_t(fact['label'])}</td>"
             f'<td>{statement}<code class="hash">{_t(fact["excerpt"])}{cut}</code></td>'
-            f"<td>{_origin(fact['provenance'])}</td></tr>"
+            f"<td>{_origin(fact['provenance'], package_href)}</td></tr>"
         )
     parts.append("</table>")
     return parts
 
 
-def _origin(provenance: Mapping[str, Any] | None) -> str:
+def _origin(provenance: Mapping[str, Any] | None, package_href: str | None) -> str:
     if not provenance:
         return "the case inputs"
-    shown = {k: v for k, v in sorted(provenance.items()) if k != "capture_path"}
+    shown: dict[str, Any] = {k: v for k, v in sorted(provenance.items()) if k != "capture_path"}
+    if package_href is not None and isinstance(provenance.get("capture_path"), str):
+        shown["capture"] = _file(provenance["capture_path"], package_href)
     return "<br>".join(f'{_t(k)} <span class="hash">{_value(v)}</span>' for k, v in shown.items())
 
 
-def _hypothesis(h: Mapping[str, Any]) -> list[str]:
+def _hypothesis(h: Mapping[str, Any], package_href: str | None) -> list[str]:
     css = "blocked-status" if h["status"] == "blocked" else h["status"]
     parts = [
         f'<section class="hypothesis" id="hypothesis-{_t(h["id"])}">',
@@ -254,7 +276,7 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
                 f"{_status(c['verification'])}</li>"
             )
         parts.append("</ul>")
-        parts += _excerpts(h)
+        parts += _excerpts(h, package_href)
     elif h["reason"]:
         parts.append("<p>No evidence cited.</p>")
     parts.append("<p><strong>Steps</strong></p>")
@@ -294,7 +316,7 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
     return parts
 
 
-def _excerpts(h: Mapping[str, Any]) -> list[str]:
+def _excerpts(h: Mapping[str, Any], package_href: str | None) -> list[str]:
     """The cited excerpts of one hypothesis, each the target of its citation link."""
     parts = []
     for c in h["citations"]:
@@ -310,7 +332,10 @@ def _excerpts(h: Mapping[str, Any]) -> list[str]:
             ("stored SHA-256", c["value_sha256"] or "none (not verified at the conclusion)"),
             ("SHA-256 now", c["computed_sha256"] or "the reference does not resolve"),
         ]
-        items += [(f"evidence {k}", v) for k, v in sorted(c["evidence"].items())]
+        items += [
+            (f"evidence {k}", _file(v, package_href) if k.endswith("_path") else v)
+            for k, v in sorted(c["evidence"].items())
+        ]
         if c["provenance"]:
             # What the evidence record already showed is not repeated.
             items += [

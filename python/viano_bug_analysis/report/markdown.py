@@ -10,9 +10,11 @@ nothing in a value can end the fence, open a link or inject HTML.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 from viano_bug_analysis.jsonio import canonical_bytes
 
@@ -23,8 +25,10 @@ _BACKTICKS = re.compile(r"`+")
 _LINE_BREAK = re.compile(r"\r\n|[\r\n]")
 
 
-def render_markdown(report: Mapping[str, Any]) -> str:
-    """The Markdown text for a ``case-report-v1`` document."""
+def render_markdown(report: Mapping[str, Any], package_href: str | None = None) -> str:
+    """The Markdown text for a ``case-report-v1`` document; with ``package_href``
+    (the package root relative to where the text is written) each stored
+    answer and capture is a relative link."""
     out: list[str] = [
         f"# Case {_i(report['case_id'])}: {_i(report['report']['title'])}",
         "",
@@ -48,8 +52,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     out += _leads(report)
     out += ["## Hypotheses", ""]
     for h in report["hypotheses"]:
-        out += _hypothesis(h)
-    out += _sources_and_facts(report)
+        out += _hypothesis(h, package_href)
+    out += _sources_and_facts(report, package_href)
     out += [
         "## Tokens and budget",
         "",
@@ -86,7 +90,7 @@ def _leads(report: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _sources_and_facts(report: Mapping[str, Any]) -> list[str]:
+def _sources_and_facts(report: Mapping[str, Any], package_href: str | None) -> list[str]:
     out: list[str] = []
     if report["sources"]:
         out += ["## Sources", ""]
@@ -106,6 +110,9 @@ def _sources_and_facts(report: Mapping[str, Any]) -> list[str]:
                     for k, v in sorted(fact["provenance"].items())
                     if k != "capture_path"
                 )
+                origin += _file_link(
+                    "capture", fact["provenance"].get("capture_path"), package_href
+                )
             cut = " …" if fact["truncated"] else ""
             out.append(
                 f"- **{_i(fact['fact_id'])}** {_i(fact['label'])}: "
@@ -115,7 +122,7 @@ def _sources_and_facts(report: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _hypothesis(h: Mapping[str, Any]) -> list[str]:
+def _hypothesis(h: Mapping[str, Any], package_href: str | None) -> list[str]:
     out = [
         f"### {h['id']}: {_i(h['statement'])}",
         "",
@@ -163,8 +170,19 @@ def _hypothesis(h: Mapping[str, Any]) -> list[str]:
                     "  origin: "
                     + ", ".join(f"{_i(k)} {_code(v)}" for k, v in sorted(c["provenance"].items()))
                 )
+            stored = c["evidence"].get("capture_path") or c["evidence"].get("result_path")
+            if (link := _file_link("stored answer", stored, package_href)) != "":
+                out.append("  " + link.removeprefix(", "))
             out += ["", *_block(c["excerpt"], indent="  "), ""]
     return out
+
+
+def _file_link(label: str, path: Any, package_href: str | None) -> str:
+    """``, [label](relative path)`` of a stored package file, or nothing."""
+    if package_href is None or not isinstance(path, str):
+        return ""
+    href = posixpath.join(package_href, path) if package_href else path
+    return f", [{label}]({quote(href)})"
 
 
 def _verdict_line(report: Mapping[str, Any]) -> str:

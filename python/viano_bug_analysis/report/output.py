@@ -24,12 +24,13 @@ from viano_bug_analysis.report.markdown import render_markdown
 FORMATS = ("html", "md", "json")
 
 
-def render(report: dict[str, Any], fmt: str) -> bytes:
-    """The report in ``fmt`` (``html``, ``md`` or ``json``) as UTF-8 bytes."""
+def render(report: dict[str, Any], fmt: str, package_href: str | None = None) -> bytes:
+    """The report in ``fmt`` (``html``, ``md`` or ``json``) as UTF-8 bytes;
+    ``package_href`` as ``render_html`` takes it."""
     if fmt == "html":
-        return render_html(report).encode("utf-8")
+        return render_html(report, package_href).encode("utf-8")
     if fmt == "md":
-        return render_markdown(report).encode("utf-8")
+        return render_markdown(report, package_href).encode("utf-8")
     if fmt == "json":
         return canonical_bytes(report) + b"\n"
     raise ReportError(
@@ -37,8 +38,18 @@ def render(report: dict[str, Any], fmt: str) -> bytes:
     )
 
 
-def report_bytes(package: str | os.PathLike[str], fmt: str) -> bytes:
-    return render(build_report(package), fmt)
+def report_bytes(
+    package: str | os.PathLike[str],
+    fmt: str,
+    *,
+    written_to: str | os.PathLike[str] | None = None,
+) -> bytes:
+    """The report of ``package``; ``written_to`` is the file it goes to (the
+    current directory's view for standard output), so that its links to the
+    package's stored answers are relative to it."""
+    where = Path(os.path.abspath(written_to)).parent if written_to is not None else Path.cwd()
+    href = Path(os.path.relpath(os.path.abspath(package), where)).as_posix()
+    return render(build_report(package), fmt, "" if href == "." else href)
 
 
 def write_report(

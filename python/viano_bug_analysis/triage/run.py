@@ -195,11 +195,11 @@ class Triage:
         from viano_bug_analysis.report.output import report_bytes
 
         try:
-            data = report_bytes(self.root / CASES / key, "html")
+            rel = REPORTS / f"{key}.html"
+            data = report_bytes(self.root / CASES / key, "html", written_to=self.root / rel)
         except VbaError as err:
             record["report_error"] = err.code
             return record
-        rel = REPORTS / f"{key}.html"
         if self._files.read(rel) != data:
             self._files.replace(rel, data)
         record["report"] = rel.as_posix()
