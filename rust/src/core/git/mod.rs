@@ -7,6 +7,8 @@
 //! - `objects`: object IDs, headers, blob bytes, deadlines;
 //! - `cache`: decoded blobs by blob ID, bounded in memory;
 //! - `disk_cache`: the same, persistent, in files shared between processes
+//!   (`disk_cache/`: `listing` the per-commit listing file, `segment` reading
+//!   a segment, `write` writing one)
 //!   (`mapped`: the one module that maps a file, and so uses `unsafe`);
 //! - `history`: an abbreviated commit ID resolved, and a reported commit
 //!   related to the pinned one by a bounded merge-base walk;

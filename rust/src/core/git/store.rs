@@ -136,16 +136,10 @@ impl GitStore {
         history::relate(&self.handle(), &reported, &pinned, max_commits, deadline)
     }
 
-    /// `tree` with its absent blobs looked up again, or `None` when none of
-    /// them arrived (or it had none): a long-lived process (`vba mcp`) sees a
-    /// blob fetched into a partial clone meanwhile without listing again.
+    /// `tree` with the absent blobs that arrived since (see
+    /// [`CommitTree::with_arrived`]): a long-lived process sees a fetch.
     pub fn refresh_absent(&self, tree: &CommitTree) -> CoreResult<Option<CommitTree>> {
-        if !tree.entries.iter().any(|e| e.absent) {
-            return Ok(None);
-        }
-        let mut entries = tree.entries.clone();
-        let arrived = recheck_absent(&self.handle(), &mut entries)?;
-        Ok((arrived > 0).then_some(CommitTree { entries }))
+        tree.with_arrived(&self.handle())
     }
 
     /// Every non-directory entry of the commit's tree (a full 40-hex ID),

@@ -142,6 +142,18 @@ impl CommitTree {
         &self.entries
     }
 
+    /// This listing with its absent blobs looked up again, or `None` when
+    /// none arrived (or it had none): a long-lived process (`vba mcp`) sees
+    /// a blob fetched into a partial clone meanwhile without listing again.
+    pub(super) fn with_arrived(&self, repo: &Objects) -> CoreResult<Option<CommitTree>> {
+        if !self.entries.iter().any(|e| e.absent) {
+            return Ok(None);
+        }
+        let mut entries = self.entries.clone();
+        let arrived = recheck_absent(repo, &mut entries)?;
+        Ok((arrived > 0).then_some(CommitTree { entries }))
+    }
+
     /// The entry with exactly this path.
     pub fn find(&self, path: &[u8]) -> Option<&TreeEntry> {
         self.entries
