@@ -23,6 +23,8 @@
     vba triage ISSUES --out DIR [--project-config C] [--config I] [--jobs N] [--only LIST]
                [--since DATE] [--label L] [--reinvestigate] [--profile P]
                                                 many reports at once: a package each, one index
+    vba llm check --config C [--json]           reach every configured LLM endpoint: models,
+                                                formats honoured, latency, usage fields
     vba status PACKAGE                          phase, blocked reason, budget, evidence
     vba resume PACKAGE --operator NAME          operator resume of a blocked case
     vba report PACKAGE [--format html|md|json] [-o FILE]
@@ -262,6 +264,12 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     return run_investigate(args)
 
 
+def _cmd_llm_check(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.investigation.check_command import run_llm_check
+
+    return run_llm_check(args)
+
+
 def _cmd_status(args: argparse.Namespace) -> int:
     from viano_bug_analysis.investigation.commands import run_status
 
@@ -493,6 +501,17 @@ def _parser() -> argparse.ArgumentParser:
     investigate.add_argument("--config", required=True, help="investigation TOML configuration")
     _add_profile(investigate)
     investigate.set_defaults(run=_cmd_investigate)
+    llm = commands.add_parser("llm", help="LLM endpoint commands", **shared)
+    llm_commands = llm.add_subparsers(dest="llm_command", required=True)
+    llm_check = llm_commands.add_parser(
+        "check",
+        help="check every configured LLM endpoint: reachability, models, response formats, "
+        "latency, usage fields (a few dozen tokens)",
+        **shared,
+    )
+    llm_check.add_argument("--config", required=True, help="investigation TOML configuration")
+    llm_check.add_argument("--json", action="store_true", help="print the check as JSON")
+    llm_check.set_defaults(run=_cmd_llm_check)
     status = commands.add_parser(
         "status", help="show the investigation state of a package", **shared
     )
