@@ -25,9 +25,10 @@
                                                 many reports at once: a package each, one index
     vba llm check --config C [--json]           reach every configured LLM endpoint: models,
                                                 formats honoured, latency, usage fields
-    vba status PACKAGE                          phase, blocked reason, budget, evidence
+    vba status PACKAGE [--config C]             phase, blocked reason, budget, evidence,
+                                                tokens per step and hypothesis (cost with C)
     vba resume PACKAGE --operator NAME          operator resume of a blocked case
-    vba report PACKAGE [--format html|md|json] [-o FILE]
+    vba report PACKAGE [--format html|md|json] [-o FILE] [--config C]
                                                 the case report (read-only)
     vba mcp --package PACKAGE [--project-config C] [--profile P] [--limits FILE]
                                                 serve the read-only tools over MCP (stdio)
@@ -279,7 +280,12 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from viano_bug_analysis.report.output import report_bytes, write_report
 
-    data = report_bytes(args.package, args.format)
+    prices = None
+    if args.config is not None:
+        from viano_bug_analysis.investigation.config import load_investigation_config
+
+        prices = load_investigation_config(args.config).prices
+    data = report_bytes(args.package, args.format, prices)
     if args.output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
@@ -517,6 +523,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     status.add_argument("package", help="case package directory")
     status.add_argument("--json", action="store_true", help="print JSON")
+    status.add_argument(
+        "--config",
+        help="investigation TOML: its [llm] price_per_million_* give the cost of the tokens",
+    )
     status.set_defaults(run=_cmd_status)
     report_cmd = commands.add_parser(
         "report", help="the case report as one HTML page, Markdown or JSON (read-only)", **shared
@@ -527,6 +537,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     report_cmd.add_argument(
         "-o", "--output", metavar="FILE", help="write FILE (outside the package), not stdout"
+    )
+    report_cmd.add_argument(
+        "--config",
+        help="investigation TOML: its [llm] price_per_million_* give the cost of the tokens",
     )
     report_cmd.set_defaults(run=_cmd_report)
     resume = commands.add_parser(

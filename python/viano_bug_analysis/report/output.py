@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from viano_bug_analysis.errors import ReportError
+from viano_bug_analysis.investigation.token_use import Prices
 from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.report.build import build_report
 from viano_bug_analysis.report.html import render_html
@@ -37,8 +38,8 @@ def render(report: dict[str, Any], fmt: str) -> bytes:
     )
 
 
-def report_bytes(package: str | os.PathLike[str], fmt: str) -> bytes:
-    return render(build_report(package), fmt)
+def report_bytes(package: str | os.PathLike[str], fmt: str, prices: Prices | None = None) -> bytes:
+    return render(build_report(package, prices), fmt)
 
 
 def write_report(
