@@ -18,6 +18,7 @@ starts it through scripts/with_test_services.sh); skipped without it.
 from __future__ import annotations
 
 import http.client
+import os
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -39,8 +40,6 @@ MESSAGES = [
 
 @pytest.fixture(scope="module")
 def server() -> RealLlmServer:
-    import os
-
     base_url, model = os.environ.get("VBA_TEST_LLM_BASE_URL"), os.environ.get("VBA_TEST_LLM_MODEL")
     if not base_url or not model:
         pytest.skip("no real LLM server: run `make bench` (scripts/with_test_services.sh)")
