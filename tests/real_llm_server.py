@@ -9,6 +9,7 @@ tests skip, except under CI=true, where a missing server fails the run.
 from __future__ import annotations
 
 import os
+import urllib.request
 from dataclasses import dataclass
 
 import pytest
@@ -48,6 +49,18 @@ def real_llm_server() -> RealLlmServer:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but {reason}", pytrace=False)
         pytest.skip(f"{reason}: {HOW_TO_ENABLE}")
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/models", timeout=10) as reply:
+            reply.read()
+    except OSError as err:
+        # Configured but gone: llama-cpp-python 0.3.36 ends with a segfault when
+        # llama.cpp refuses the grammar of a json_object schema (docs/llm-adapter.md).
+        where = os.environ.get("VBA_TEST_LLM_DIR", "its directory")
+        pytest.fail(
+            f"the real LLM test server does not answer ({type(err).__name__}); "
+            f"see {where}/server.log",
+            pytrace=False,
+        )
     return RealLlmServer(base_url, model)
 
 
