@@ -62,7 +62,9 @@ def _package(tmp_path: Path) -> Path:
     return package
 
 
-def _config(tmp_path: Path, server: RealLlmServer, response_format: str) -> Path:
+def _config(
+    tmp_path: Path, server: RealLlmServer, response_format: str, *, invalid_limit: int
+) -> Path:
     path = tmp_path / f"investigate-{response_format}.toml"
     path.write_text(
         "[llm]\n"
@@ -76,7 +78,7 @@ def _config(tmp_path: Path, server: RealLlmServer, response_format: str) -> Path
         "[investigation]\n"
         # Small bounds: a 2-core CI machine answers a step in seconds.
         "max_steps = 2\n"
-        "invalid_response_limit = 6\n"
+        f"invalid_response_limit = {invalid_limit}\n"
         "response_recovery_version = 1\n"
     )
     return path
@@ -104,7 +106,7 @@ def _decisions(package: Path) -> list[dict[str, Any]]:
 def test_auto_on_the_real_server_gets_answers_that_pass_the_contract(tmp_path: Path) -> None:
     server = real_llm_server()
     package = _package(tmp_path)
-    config = _config(tmp_path, server, "auto")
+    config = _config(tmp_path, server, "auto", invalid_limit=6)
     checked = vba("llm", "check", "--config", config)
     assert checked.returncode == 0, checked.stderr
     assert server.model in checked.stdout
@@ -125,7 +127,9 @@ def test_auto_on_the_real_server_gets_answers_that_pass_the_contract(tmp_path: P
 def test_text_mode_on_the_real_server_goes_through_recovery(tmp_path: Path) -> None:
     server = real_llm_server()
     package = _package(tmp_path)
-    config = _config(tmp_path, server, "text")
+    # Three invalid answers block the case: enough to see recovery at work, and
+    # each of a tiny model's prose answers runs to max_tokens (about 20 s here).
+    config = _config(tmp_path, server, "text", invalid_limit=3)
     interpreted = vba("interpret", package, "--config", config)
     # A tiny model's prose rarely passes: blocked with INVALID_LLM_RESPONSES is expected.
     assert interpreted.returncode in (0, 4), interpreted.stderr
