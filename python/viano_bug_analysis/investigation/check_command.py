@@ -55,6 +55,9 @@ def check_lines(document: dict[str, Any]) -> list[str]:
             lines.append(head + f"not reachable ({why})")
             continue
         models = endpoint["models"]
+        if models is None:  # refused before anything was listed (credentials)
+            lines.append(head + f"reachable; {failure['code']}: {failure['message']}")
+            continue
         if models["status"] != 200:
             lines.append(head + f"reachable; GET /models answered HTTP {models['status']}")
         else:
@@ -83,6 +86,8 @@ def check_lines(document: dict[str, Any]) -> list[str]:
             lines.append("  " + _probe_line(name, probe))
         honoured = ", ".join(endpoint["formats"]) or "none"
         lines.append(f"  structured formats honoured: {honoured}")
+        if failure is not None:
+            lines.append(f"  {failure['code']}: {failure['message']}")
     tokens = document["tokens"]
     spent = (
         f"tokens spent: {tokens['total_tokens']} ({tokens['prompt_tokens']} prompt + "

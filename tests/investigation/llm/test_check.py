@@ -219,6 +219,10 @@ def test_a_refusing_server_is_exit_3(
     error = json.loads(err)
     assert error["error"] == code
     assert error["details"]["endpoint_index"] == 0
+    with serving(FakeServer(status_for_all=status)) as fake:
+        exit_code, out, err = _check(capsys, _config(tmp_path, fake.base_url), as_json=False)
+    assert exit_code == 3 and json.loads(err)["error"] == code
+    assert f"{code}: " in out and "Traceback" not in err
 
 
 def test_every_endpoint_is_checked_and_the_first_failure_is_the_error(
