@@ -33,7 +33,9 @@ rust-test:
 
 # The integration tests need a MariaDB: scripts/with_test_services.sh installs
 # it (apt) if missing, starts a throwaway server loaded with the fixture world
-# DB for the command it wraps and stops it afterwards, however that ends.
+# DB for the command it wraps, and llama-cpp-python's LLM server (built from
+# source once per machine, scripts/llm_test_server.sh), and stops them
+# afterwards, however that ends.
 py-test: install
 	PYTHON=$(PY) scripts/with_test_services.sh $(PY) -m pytest tests
 

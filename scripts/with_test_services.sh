@@ -9,8 +9,10 @@ cd "$(dirname "$0")/.."
 
 env_file="service-data/test-services.$$.env"
 services() { VBA_TEST_SERVICES_ENV="$env_file" scripts/test_services.sh "$1"; }
+llm_server() { VBA_TEST_SERVICES_ENV="$env_file" scripts/llm_test_server.sh "$1"; }
 
-trap 'services stop' EXIT
+# The LLM server's lines are read from the env file, so it stops first.
+trap 'llm_server stop; services stop' EXIT
 trap 'exit 130' INT TERM
 
 if ! services start; then
@@ -19,6 +21,14 @@ if ! services start; then
         exit 1
     fi
     echo "test services did not start: the MariaDB tests will be skipped" >&2
+fi
+# The real LLM server (llama-cpp-python, built from source once per machine).
+if ! llm_server start; then
+    if [ "${CI:-}" = true ]; then
+        echo "the LLM test server did not start (CI=true): failing" >&2
+        exit 1
+    fi
+    echo "the LLM test server did not start: the real-server tests will be skipped" >&2
 fi
 # The report's browser test loads its HTML in headless chromium (Debian's package).
 if chromium_path=$(scripts/test_services.sh browser); then

@@ -48,6 +48,9 @@ DYNAMIC_SITES = {
     # The references kind passes on check_request's code (entity_type_unknown,
     # entity_id_invalid) as a ResearchError with the query's pointer.
     "ReferenceResearch._references",
+    # vba llm check re-raises the first failed endpoint's LlmError from its stored
+    # finding (llm/check.py): a code an adapter site produced.
+    "check_failure",
 }
 
 

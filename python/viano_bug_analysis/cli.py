@@ -23,9 +23,12 @@
     vba triage ISSUES --out DIR [--project-config C] [--config I] [--jobs N] [--only LIST]
                [--since DATE] [--label L] [--reinvestigate] [--profile P]
                                                 many reports at once: a package each, one index
-    vba status PACKAGE                          phase, blocked reason, budget, evidence
+    vba llm check --config C [--json]           reach every configured LLM endpoint: models,
+                                                formats honoured, latency, usage fields
+    vba status PACKAGE [--config C]             phase, blocked reason, budget, evidence,
+                                                tokens per step and hypothesis (cost with C)
     vba resume PACKAGE --operator NAME          operator resume of a blocked case
-    vba report PACKAGE [--format html|md|json] [-o FILE]
+    vba report PACKAGE [--format html|md|json] [-o FILE] [--config C]
                                                 the case report (read-only)
     vba mcp --package PACKAGE [--project-config C] [--profile P] [--limits FILE]
                                                 serve the read-only tools over MCP (stdio)
@@ -262,6 +265,12 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     return run_investigate(args)
 
 
+def _cmd_llm_check(args: argparse.Namespace) -> int:
+    from viano_bug_analysis.investigation.check_command import run_llm_check
+
+    return run_llm_check(args)
+
+
 def _cmd_status(args: argparse.Namespace) -> int:
     from viano_bug_analysis.investigation.commands import run_status
 
@@ -271,7 +280,12 @@ def _cmd_status(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from viano_bug_analysis.report.output import report_bytes, write_report
 
-    data = report_bytes(args.package, args.format, written_to=args.output)
+    prices = None
+    if args.config is not None:
+        from viano_bug_analysis.investigation.config import load_investigation_config
+
+        prices = load_investigation_config(args.config).prices
+    data = report_bytes(args.package, args.format, prices, written_to=args.output)
     if args.output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
@@ -493,11 +507,26 @@ def _parser() -> argparse.ArgumentParser:
     investigate.add_argument("--config", required=True, help="investigation TOML configuration")
     _add_profile(investigate)
     investigate.set_defaults(run=_cmd_investigate)
+    llm = commands.add_parser("llm", help="LLM endpoint commands", **shared)
+    llm_commands = llm.add_subparsers(dest="llm_command", required=True)
+    llm_check = llm_commands.add_parser(
+        "check",
+        help="check every configured LLM endpoint: reachability, models, response formats, "
+        "latency, usage fields (a few dozen tokens)",
+        **shared,
+    )
+    llm_check.add_argument("--config", required=True, help="investigation TOML configuration")
+    llm_check.add_argument("--json", action="store_true", help="print the check as JSON")
+    llm_check.set_defaults(run=_cmd_llm_check)
     status = commands.add_parser(
         "status", help="show the investigation state of a package", **shared
     )
     status.add_argument("package", help="case package directory")
     status.add_argument("--json", action="store_true", help="print JSON")
+    status.add_argument(
+        "--config",
+        help="investigation TOML: its [llm] price_per_million_* give the cost of the tokens",
+    )
     status.set_defaults(run=_cmd_status)
     report_cmd = commands.add_parser(
         "report", help="the case report as one HTML page, Markdown or JSON (read-only)", **shared
@@ -508,6 +537,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     report_cmd.add_argument(
         "-o", "--output", metavar="FILE", help="write FILE (outside the package), not stdout"
+    )
+    report_cmd.add_argument(
+        "--config",
+        help="investigation TOML: its [llm] price_per_million_* give the cost of the tokens",
     )
     report_cmd.set_defaults(run=_cmd_report)
     resume = commands.add_parser(

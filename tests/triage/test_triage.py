@@ -291,6 +291,7 @@ def test_with_an_llm_each_report_is_investigated_once_and_a_rerun_asks_nothing(
         config = tmp_path / "investigate.toml"
         config.write_text(
             f'[llm]\nbase_urls = ["{server.base_url}"]\nmodel = "scripted"\nmax_retries = 0\n'
+            "price_per_million_prompt = 1.0\nprice_per_million_completion = 2.0\n"
             "[investigation]\nresponse_recovery_version = 1\nmax_steps = 4\n"
             f'[research]\nconfig = "{research_setup.config_path}"\n'
         )
@@ -307,7 +308,9 @@ def test_with_an_llm_each_report_is_investigated_once_and_a_rerun_asks_nothing(
     assert [row["case"] for row in index["rows"]] == ["vcore-bugs-101", "vcore-bugs-103"]
     for row in index["rows"]:
         assert row["status"] == "investigated" and row["verdict"] == {"H1": "supported"}
-        assert row["usage"]["prompt_tokens"] >= 0
+        usage = row["usage"]
+        expected = (usage["prompt_tokens"] * 1.0 + usage["completion_tokens"] * 2.0) / 1e6
+        assert usage["cost"] == round(expected, 6)
     # A changed report is marked, not investigated again without --reinvestigate.
     edited = backlog()
     edited[0]["body"] += "\r\nStill broken today."

@@ -44,6 +44,7 @@ from viano_bug_analysis.investigation.llm import ChatClient
 from viano_bug_analysis.investigation.manifest_sync import manifest_status
 from viano_bug_analysis.investigation.research_block import research_of
 from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.investigation.token_use import Prices, token_use
 from viano_bug_analysis.investigation.verdict import hypothesis_entries, usage_of
 
 EXIT_BLOCKED = ExitCode.BLOCKED
@@ -176,7 +177,7 @@ def _research_block(current: Checkpoint | None) -> dict[str, str] | None:
     return research_of(current.blocked.code, current.payload)
 
 
-def status_document(package_path: Any) -> dict[str, Any]:
+def status_document(package_path: Any, prices: Prices | None = None) -> dict[str, Any]:
     """What the package says, read only: the state comes from the checkpoint log
     (the truth); ``manifest_in_sync`` says whether the manifest agrees with it (a
     kill between a checkpoint and the manifest update leaves the manifest behind
@@ -222,6 +223,9 @@ def status_document(package_path: Any) -> dict[str, Any]:
         # Tokens as the LLM server reported them, apart from the budget's units
         # (tokens plus the fixed cost of each tool dispatch).
         "usage": usage_of(layout),
+        # Per call, step and hypothesis, with cost (given prices) and the prompt
+        # prefix each call repeats (investigation/token_use.py).
+        "tokens": token_use(layout, prices),
     }
 
 
@@ -236,7 +240,10 @@ def _blocked_record(current: Checkpoint | None) -> dict[str, Any] | None:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    document = status_document(args.package)
+    prices = None
+    if getattr(args, "config", None) is not None:
+        prices = load_investigation_config(args.config).prices
+    document = status_document(args.package, prices)
     if args.json:
         sys.stdout.write(orjson.dumps(document).decode() + "\n")
         return 0
@@ -271,6 +278,8 @@ def run_status(args: argparse.Namespace) -> int:
         f"budget units: {usage['budget_units_spent']} of {usage['budget_units_limit']} spent "
         "(tokens plus the fixed cost of each tool call)"
     )
+    for line in token_lines(document["tokens"]):
+        print(line)
     print(f"evidence: {document['evidence']} record(s)")
     for hid, assessment in document["hypotheses"].items():
         outcome = document["outcomes"].get(hid)
@@ -283,6 +292,57 @@ def run_status(args: argparse.Namespace) -> int:
         if outcome["summary"]:
             print(f"  {_one_line(str(outcome['summary']))}")
     return 0
+
+
+def token_lines(tokens: dict[str, Any]) -> list[str]:
+    """``vba status``'s lines of the ``tokens`` view: per hypothesis, per step, the
+    repeated prompt prefix, the cost."""
+    if not tokens["calls"]:
+        return []
+    lines = ["tokens per hypothesis and step (prompt + completion, cached where reported):"]
+    shares: dict[tuple[Any, Any], list[str]] = {}
+    for call in tokens["calls"]:
+        if call["prefix_share"] is not None:
+            shares.setdefault((call["hypothesis"], call["step"]), []).append(
+                f"{call['prefix_share']:.0%}"
+            )
+    for group in tokens["by_hypothesis"]:
+        owner = group["hypothesis"]
+        lines.append(f"  {owner}: {_token_sums(group)}")
+        if owner == "interpretation" and shares.get((None, None)):
+            lines[-1] += f"; prompt prefix repeated {', '.join(shares[(None, None)])}"
+        for step in tokens["by_step"]:
+            if step["hypothesis"] != owner:
+                continue
+            line = f"    step {step['step']}: {_token_sums(step)}"
+            if shares.get((owner, step["step"])):
+                line += f"; prompt prefix repeated {', '.join(shares[(owner, step['step'])])}"
+            lines.append(line)
+    prefix = tokens["prompt_prefix"]
+    if prefix["share"] is not None:
+        lines.append(
+            f"prompt prefix: {prefix['share']:.0%} of {prefix['prompt_bytes']} prompt bytes "
+            f"repeat the previous call's ({prefix['compared_calls']} call(s) compared; "
+            "what server-side prompt caching can reuse)"
+        )
+    if tokens["prices"] is not None:
+        lines.append(
+            f"cost: {tokens['total']['cost']:.6f} (per million tokens: "
+            f"{tokens['prices']['prompt']:g} prompt, {tokens['prices']['completion']:g} completion)"
+        )
+    return lines
+
+
+def _token_sums(sums: dict[str, Any]) -> str:
+    text = f"{sums['prompt_tokens']} + {sums['completion_tokens']}"
+    if sums["cached_prompt_tokens"] is not None:
+        text += f" ({sums['cached_prompt_tokens']} cached)"
+    text += f" in {sums['answers']} answer(s)"
+    if sums["answers_without_usage"]:
+        text += f", {sums['answers_without_usage']} without usage"
+    if sums.get("cost") is not None:
+        text += f", cost {sums['cost']:.6f}"
+    return text
 
 
 def _one_line(text: str) -> str:

@@ -7,6 +7,8 @@ model = "qwen2.5-coder"
 api_key_env = "VBA_LLM_KEY"
 max_tokens = 2048
 response_format = "auto"                # json_schema, falling back per endpoint
+price_per_million_prompt = 0.15         # optional, both or neither: cost in vba status
+price_per_million_completion = 0.60     # and the report
 
 [investigation]
 max_steps = 8                           # model answers per hypothesis
@@ -25,6 +27,7 @@ Relative paths resolve against this file's directory. Errors name the key.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +36,7 @@ from typing import Any, NoReturn
 from viano_bug_analysis.errors import InvestigationConfigError
 from viano_bug_analysis.files import NOT_A_REGULAR_FILE, TOO_LARGE, UNREADABLE, load_toml_file
 from viano_bug_analysis.investigation.llm import LlmConfig, LlmError
+from viano_bug_analysis.investigation.token_use import Prices
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +55,9 @@ class InvestigationConfig:
     llm: LlmConfig
     settings: InvestigationSettings
     research_config: Path | None
+    # The operator's prices per million tokens ([llm] price_per_million_*), for
+    # showing cost; not part of the adapter's configuration.
+    prices: Prices | None = None
 
 
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -75,6 +82,7 @@ def load_investigation_config(path: str | os.PathLike[str]) -> InvestigationConf
         refuse=_refused,
     )
     llm_table = dict(document["llm"])
+    prices = _prices(llm_table)
     if "api_key_file" in llm_table:
         llm_table["api_key_file"] = str(file.parent / llm_table["api_key_file"])
     try:
@@ -84,7 +92,22 @@ def load_investigation_config(path: str | os.PathLike[str]) -> InvestigationConf
     settings = InvestigationSettings(**document.get("investigation", {}))
     research = document.get("research", {})
     research_config = file.parent / research["config"] if "config" in research else None
-    return InvestigationConfig(file, llm, settings, research_config)
+    return InvestigationConfig(file, llm, settings, research_config, prices)
+
+
+PRICE_KEYS = ("price_per_million_prompt", "price_per_million_completion")
+
+
+def _prices(llm_table: dict[str, Any]) -> Prices | None:
+    """Takes the price keys out of ``llm_table`` (the schema checked that both or
+    neither are there, and their range; TOML's nan is refused here)."""
+    values = [llm_table.pop(key, None) for key in PRICE_KEYS]
+    for key, value in zip(PRICE_KEYS, values, strict=True):
+        if value is not None and not math.isfinite(value):
+            _invalid(f"llm.{key}", "must be a finite number")
+    if values[0] is None or values[1] is None:
+        return None
+    return Prices(float(values[0]), float(values[1]))
 
 
 def _refused(reason: str, message: str, details: dict[str, Any]) -> InvestigationConfigError:

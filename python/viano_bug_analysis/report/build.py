@@ -41,6 +41,10 @@ from viano_bug_analysis.investigation.evidence import (
 from viano_bug_analysis.investigation.project_context import LABELS, load_index
 from viano_bug_analysis.investigation.research_block import research_of
 from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.investigation.token_use import (
+    Prices,
+    token_use,
+)
 from viano_bug_analysis.investigation.verdict import (
     GROUPS,
     VerdictStore,
@@ -56,8 +60,11 @@ EXCERPT_CHARS = 2000
 _LINE_REF = re.compile(r"L[1-9][0-9]{0,9}(?:-L[1-9][0-9]{0,9})?")
 
 
-def build_report(package_path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The report of the package at ``package_path`` (valid against ``case-report-v1``)."""
+def build_report(
+    package_path: str | os.PathLike[str], prices: Prices | None = None
+) -> dict[str, Any]:
+    """The report of the package at ``package_path`` (valid against ``case-report-v1``);
+    with ``prices`` its ``tokens`` carry the cost."""
     package = load_package(package_path)
     layout = PackageLayout(package.path)
     evidence = _Evidence(EvidenceStore(layout))
@@ -141,6 +148,7 @@ def build_report(package_path: str | os.PathLike[str]) -> dict[str, Any]:
             "current": _verdict_matches(verdicts[-1], entries),
         },
         "usage": usage_of(layout),
+        "tokens": token_use(layout, prices),
     }
     if not schema_validator(REPORT_SCHEMA).is_valid(report):
         raise AssertionError("built report does not match case-report-v1")

@@ -106,6 +106,7 @@ def render_html(report: Mapping[str, Any], package_href: str | None = None) -> s
     parts += _sources(report)
     parts += _facts(report, package_href)
     parts += _usage(report["usage"])
+    parts += _tokens(report["tokens"])
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -364,6 +365,62 @@ def _usage(usage: Mapping[str, Any]) -> list[str]:
         f"<td>{_t(usage['budget_units_limit'])}</td></tr></table>",
         '<p class="meta">Budget units are tokens plus the fixed cost of each tool call.</p>',
     ]
+
+
+def _tokens(tokens: Mapping[str, Any]) -> list[str]:
+    """Tokens per hypothesis and step, each call's repeated prompt prefix, the cost."""
+    if not tokens["calls"]:
+        return []
+    priced = tokens["prices"] is not None
+    head = "<tr><th>hypothesis</th><th>step</th><th>prompt</th><th>completion</th>"
+    head += "<th>cached prompt</th><th>answers</th><th>prompt prefix repeated</th>"
+    head += "<th>cost</th></tr>" if priced else "</tr>"
+    shares: dict[tuple[Any, Any], list[str]] = {}
+    for call in tokens["calls"]:
+        if call["prefix_share"] is not None:
+            key = (call["hypothesis"] or "interpretation", call["step"])
+            shares.setdefault(key, []).append(f"{call['prefix_share']:.0%}")
+
+    def row(owner: str, step: Any, sums: Mapping[str, Any], *, total: bool = False) -> str:
+        cached = sums["cached_prompt_tokens"]
+        cells = [
+            owner,
+            "" if step is None else str(step),
+            str(sums["prompt_tokens"]),
+            str(sums["completion_tokens"]),
+            "not reported" if cached is None else str(cached),
+            str(sums["answers"]),
+            ", ".join(shares.get((owner, step), [])) if not total else "",
+        ]
+        if priced:
+            cells.append("" if sums.get("cost") is None else f"{sums['cost']:.6f}")
+        tag = "th" if total else "td"
+        return "<tr>" + "".join(f"<{tag}>{_t(c)}</{tag}>" for c in cells) + "</tr>"
+
+    rows = []
+    for group in tokens["by_hypothesis"]:
+        owner = group["hypothesis"]
+        rows.append(row(owner, None, group))
+        rows += [row(owner, s["step"], s) for s in tokens["by_step"] if s["hypothesis"] == owner]
+    rows.append(row("all", None, tokens["total"], total=True))
+    parts = [
+        "<h3>Tokens per hypothesis and step</h3>",
+        "<table>" + head + "".join(rows) + "</table>",
+    ]
+    prefix = tokens["prompt_prefix"]
+    notes = []
+    if prefix["share"] is not None:
+        notes.append(
+            f"{prefix['share']:.0%} of {prefix['prompt_bytes']} prompt bytes repeat the "
+            "previous call's prompt prefix (what server-side prompt caching can reuse)."
+        )
+    if priced:
+        notes.append(
+            f"Cost at {tokens['prices']['prompt']:g} per million prompt and "
+            f"{tokens['prices']['completion']:g} per million completion tokens."
+        )
+    parts += [f'<p class="meta">{_t(note)}</p>' for note in notes]
+    return parts
 
 
 __all__ = ["render_html"]

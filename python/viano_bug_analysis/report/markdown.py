@@ -66,7 +66,59 @@ def render_markdown(report: Mapping[str, Any], package_href: str | None = None) 
         "tool call)",
         "",
     ]
+    out += _tokens(report["tokens"])
     return "\n".join(out)
+
+
+def _tokens(tokens: Mapping[str, Any]) -> list[str]:
+    """Tokens per hypothesis and step, each call's repeated prompt prefix, the cost."""
+    if not tokens["calls"]:
+        return []
+    priced = tokens["prices"] is not None
+    shares: dict[tuple[Any, Any], list[str]] = {}
+    for call in tokens["calls"]:
+        if call["prefix_share"] is not None:
+            key = (call["hypothesis"] or "interpretation", call["step"])
+            shares.setdefault(key, []).append(f"{call['prefix_share']:.0%}")
+    header = "| Hypothesis | Step | Prompt | Completion | Cached prompt | Answers "
+    header += "| Prefix repeated |"
+    out = ["### Tokens per hypothesis and step", "", header + (" Cost |" if priced else "")]
+    out.append("|---" * (8 if priced else 7) + "|")
+
+    def row(owner: str, step: Any, sums: Mapping[str, Any]) -> str:
+        cached = sums["cached_prompt_tokens"]
+        cells = [
+            owner,
+            "" if step is None else str(step),
+            str(sums["prompt_tokens"]),
+            str(sums["completion_tokens"]),
+            "not reported" if cached is None else str(cached),
+            str(sums["answers"]),
+            ", ".join(shares.get((owner, step), [])),
+        ]
+        if priced:
+            cells.append("" if sums.get("cost") is None else f"{sums['cost']:.6f}")
+        return "| " + " | ".join(cells) + " |"
+
+    for group in tokens["by_hypothesis"]:
+        owner = group["hypothesis"]
+        out.append(row(owner, None, group))
+        out += [row(owner, s["step"], s) for s in tokens["by_step"] if s["hypothesis"] == owner]
+    out.append(row("all", None, tokens["total"]))
+    out.append("")
+    prefix = tokens["prompt_prefix"]
+    if prefix["share"] is not None:
+        out.append(
+            f"{prefix['share']:.0%} of {prefix['prompt_bytes']} prompt bytes repeat the previous "
+            "call's prompt prefix (what server-side prompt caching can reuse)."
+        )
+    if priced:
+        out.append(
+            f"Cost at {tokens['prices']['prompt']:g} per million prompt and "
+            f"{tokens['prices']['completion']:g} per million completion tokens."
+        )
+    out.append("")
+    return out
 
 
 def _leads(report: Mapping[str, Any]) -> list[str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from viano_bug_analysis.errors import ReportError
+from viano_bug_analysis.investigation.token_use import Prices
 from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.report.build import build_report
 from viano_bug_analysis.report.html import render_html
@@ -41,6 +42,7 @@ def render(report: dict[str, Any], fmt: str, package_href: str | None = None) ->
 def report_bytes(
     package: str | os.PathLike[str],
     fmt: str,
+    prices: Prices | None = None,
     *,
     written_to: str | os.PathLike[str] | None = None,
 ) -> bytes:
@@ -49,7 +51,7 @@ def report_bytes(
     package's stored answers are relative to it."""
     where = Path(os.path.abspath(written_to)).parent if written_to is not None else Path.cwd()
     href = Path(os.path.relpath(os.path.abspath(package), where)).as_posix()
-    return render(build_report(package), fmt, "" if href == "." else href)
+    return render(build_report(package, prices), fmt, "" if href == "." else href)
 
 
 def write_report(

@@ -178,14 +178,9 @@ def _investigation_columns(package_dir: Path, setup: Any) -> dict[str, Any]:
         "prompt_tokens": usage["prompt_tokens"],
         "completion_tokens": usage["completion_tokens"],
     }
-    llm = setup.investigation.llm
-    prompt_price = getattr(llm, "price_per_million_prompt", None)
-    completion_price = getattr(llm, "price_per_million_completion", None)
-    if prompt_price is not None and completion_price is not None:
-        cost = (
-            tokens["prompt_tokens"] * prompt_price + tokens["completion_tokens"] * completion_price
-        ) / 1_000_000
-        tokens["cost"] = round(cost, 6)
+    prices = setup.investigation.prices  # [llm] price_per_million_*: one cost rule
+    if prices is not None:
+        tokens["cost"] = prices.cost(tokens["prompt_tokens"], tokens["completion_tokens"])
     verdict = status["hypotheses"] or None
     return {"verdict": verdict, "usage": tokens}
 

@@ -196,7 +196,8 @@ class Triage:
 
         try:
             rel = REPORTS / f"{key}.html"
-            data = report_bytes(self.root / CASES / key, "html", written_to=self.root / rel)
+            prices = getattr(self.setup.investigation, "prices", None)
+            data = report_bytes(self.root / CASES / key, "html", prices, written_to=self.root / rel)
         except VbaError as err:
             record["report_error"] = err.code
             return record

@@ -29,6 +29,7 @@ from viano_bug_analysis.investigation.llm.response_format import (
     SentFormat,
     wire_format,
 )
+from viano_bug_analysis.investigation.llm.usage import cached_prompt_tokens
 from viano_bug_analysis.jsonio import JsonDecodeError, canonical_bytes, sha256_hex, strict_loads
 
 ROLES = frozenset({"system", "user", "assistant"})
@@ -59,13 +60,20 @@ class TokenUsage:
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    # Prompt tokens the server took from its prompt cache, where it says so
+    # (llm/usage.py); None when the reply does not report it.
+    cached_prompt_tokens: int | None = None
 
     def to_record(self) -> dict[str, int]:
-        return {
+        record = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
         }
+        # Only when reported, so records of servers that say nothing keep their bytes.
+        if self.cached_prompt_tokens is not None:
+            record["cached_prompt_tokens"] = self.cached_prompt_tokens
+        return record
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,13 +214,13 @@ def parse_reply(data: bytes) -> tuple[str, TokenUsage | None, str | None, str | 
     model = document.get("model")
     return (
         content,
-        _parse_usage(document.get("usage")),
+        _parse_usage(document.get("usage"), cached_prompt_tokens(document)),
         model if isinstance(model, str) and len(model) <= 256 else None,
         finish if isinstance(finish, str) and len(finish) <= 64 else None,
     )
 
 
-def _parse_usage(usage: object) -> TokenUsage | None:
+def _parse_usage(usage: object, cached: int | None) -> TokenUsage | None:
     if usage is None:
         return None
     if not isinstance(usage, dict):
@@ -226,7 +234,7 @@ def _parse_usage(usage: object) -> TokenUsage | None:
     total = usage.get("total_tokens", counts[0] + counts[1])
     if not _is_count(total):
         raise _invalid_reply("usage.total_tokens is not a non-negative integer")
-    return TokenUsage(counts[0], counts[1], total)
+    return TokenUsage(counts[0], counts[1], total, cached)
 
 
 def _is_count(value: object) -> TypeGuard[int]:

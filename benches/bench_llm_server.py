@@ -1,0 +1,111 @@
+"""Benchmark (the real LLM server): one small chat request to llama-cpp-python's
+server with SmolLM2-135M-Instruct, the test services' real server.
+
+* ``baseline-raw-http-post``: the request body POSTed with ``http.client`` and
+  the reply read, nothing else: what the server itself takes.
+* ``adapter-chat``: the same request through ``ChatClient.chat`` (request
+  building, canonical JSON, the transport, the strict reply parse).
+
+Both ask for at most ``MAX_TOKENS`` tokens at temperature 0 (the server has a
+fixed seed), in ``json_object`` mode. The figures of the adapter row are the
+completion tokens per second (server-reported completion tokens over the
+median wall time of a call) and how many of the answers were JSON objects.
+
+Needs the real server (VBA_TEST_LLM_BASE_URL, VBA_TEST_LLM_MODEL: `make bench`
+starts it through scripts/with_test_services.sh); skipped without it.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+import pytest
+
+from tests.real_llm_server import RealLlmServer
+from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
+from viano_bug_analysis.jsonio import JsonDecodeError, strict_loads
+
+GROUP = "llm server: one small json_object request (SmolLM2-135M, llama-cpp-python)"
+MAX_TOKENS = 32
+ROUNDS = 8
+MESSAGES = [
+    {"role": "system", "content": "You answer with one JSON object."},
+    {"role": "user", "content": 'Give {"status": "ok", "items": [1, 2, 3]} as JSON.'},
+]
+
+
+@pytest.fixture(scope="module")
+def server() -> RealLlmServer:
+    base_url, model = os.environ.get("VBA_TEST_LLM_BASE_URL"), os.environ.get("VBA_TEST_LLM_MODEL")
+    if not base_url or not model:
+        pytest.skip("no real LLM server: run `make bench` (scripts/with_test_services.sh)")
+    return RealLlmServer(base_url, model)
+
+
+@pytest.fixture(scope="module")
+def config(server: RealLlmServer) -> LlmConfig:
+    return LlmConfig(
+        base_urls=(server.base_url,),
+        model=server.model,
+        temperature=0.0,
+        max_tokens=MAX_TOKENS,
+        json_response=True,
+        max_retries=0,
+    )
+
+
+def test_baseline_raw_http_post(benchmark: Any, config: LlmConfig) -> None:
+    benchmark.group = GROUP
+    benchmark.name = "baseline-raw-http-post"
+    benchmark.extra_info["role"] = "reference"
+    body = ChatClient(config).prepare(MESSAGES).body
+    parts = urlsplit(config.base_urls[0])
+
+    def post() -> bytes:
+        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=60)
+        try:
+            connection.request(
+                "POST",
+                parts.path.rstrip("/") + "/chat/completions",
+                body=body,
+                headers={"Content-Type": "application/json"},
+            )
+            return connection.getresponse().read()
+        finally:
+            connection.close()
+
+    data = benchmark.pedantic(post, rounds=ROUNDS, warmup_rounds=1)
+    assert orjson.loads(data)["usage"]["completion_tokens"] > 0
+
+
+def test_adapter_chat(benchmark: Any, config: LlmConfig) -> None:
+    benchmark.group = GROUP
+    benchmark.name = "adapter-chat"
+    client = ChatClient(config)
+    results = []
+
+    def chat() -> None:
+        results.append(client.chat(MESSAGES))
+
+    benchmark.pedantic(chat, rounds=ROUNDS, warmup_rounds=1)
+    completion = [r.usage.completion_tokens for r in results if r.usage is not None]
+    assert completion and all(n > 0 for n in completion)
+    if benchmark.stats is None:  # --benchmark-disable
+        return
+    median = benchmark.stats.stats.median
+    benchmark.extra_info["figures"] = {
+        "completion tokens per second": round(max(completion) / median, 1),
+        "completion tokens per answer": max(completion),
+        "JSON object answers": f"{sum(_is_object(r.content) for r in results)}/{len(results)}",
+    }
+
+
+def _is_object(text: str) -> bool:
+    try:
+        return isinstance(strict_loads(text.encode(), max_bytes=1 << 20), dict)
+    except JsonDecodeError:
+        return False
