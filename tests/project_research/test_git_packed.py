@@ -4,13 +4,13 @@ hypothesis generates a history: a few text files (nested paths, one
 executable now and then) edited commit by commit with small line edits
 (insert, delete, replace, add or remove a file), so that the versions of a
 file are near copies of each other; an added file may end in a NUL byte or
-an invalid UTF-8 byte (no text then, says the reference). The history goes in through
-``git fast-import`` (which writes a pack), then one of: left as it is,
-``repack -a -d``, ``repack -adf --window=50 --depth=50`` (long delta
+an invalid UTF-8 byte (no text then, says the reference). The history goes
+in through ``git fast-import`` (which writes a pack), then one of: left as
+it is, ``repack -a -d``, ``repack -adf --window=50 --depth=50`` (long delta
 chains), the same with ref-deltas instead of offset deltas
-(``repack.useDeltaBaseOffset=false``), ``gc --aggressive``, a multi-pack
-index over two packs, or a repack followed by one more commit written as
-loose objects.
+(``repack.useDeltaBaseOffset=false``) or with a reachability bitmap,
+``gc --aggressive``, a multi-pack index over two packs, or a repack
+followed by one more commit written as loose objects.
 
 Reference: git itself. For every commit of the history the native listing
 must equal ``git ls-tree -r -l``, every file's lines and SHA-256 must be
@@ -37,7 +37,9 @@ from viano_bug_analysis.project_research.git_source import GitSource
 PATHS = ["a.txt", "src/b.cpp", "src/game/c.h", "src/game/d.sql", "z/e.txt"]
 WORDS = ["spell", "aura", "creature", "quest", "Needle", "needle", "loot", "42", "é", "\t"]
 NEEDLE = "Needle"
-MODES = ["fast-import", "repack", "deltas", "ref-deltas", "gc-aggressive", "midx", "loose-tip"]
+MODES = [
+    "fast-import", "repack", "deltas", "ref-deltas", "bitmap", "gc-aggressive", "midx", "loose-tip",
+]  # fmt: skip
 
 line_strategy = st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join)
 file_strategy = st.lists(line_strategy, min_size=5, max_size=60)
@@ -135,6 +137,8 @@ def make_repository(root: Path, history: list[dict[str, File]], mode: str) -> li
     elif mode == "ref-deltas":
         no_offsets = ("-c", "repack.useDeltaBaseOffset=false")
         git(root, *no_offsets, "repack", "-adf", "-q", "--window=50", "--depth=50")
+    elif mode == "bitmap":
+        git(root, "repack", "-adfb", "-q", "--window=50", "--depth=50")
     elif mode == "gc-aggressive":
         git(root, "gc", "--aggressive", "--prune=now", "-q")
     commits = git(root, "rev-list", "--reverse", "refs/heads/main").split()
