@@ -136,12 +136,14 @@ def build(
     prefix: bytes = b"",
     disk_number: int = 0,
     saturate_end: bool = True,
+    extensible: bytes = b"",
 ) -> bytes:
     """Serialise `entries` (in order) into ZIP bytes.
 
     With `zip64_end`, the classic end record's counts, size and offset are
     saturated unless `saturate_end` is False (then they hold the real values,
-    which readers must ignore in favour of the ZIP64 record).
+    which readers must ignore in favour of the ZIP64 record). `extensible`
+    is the ZIP64 end record's extensible data sector (APPNOTE 4.3.14.2).
     """
     out = bytearray(prefix)
     central = bytearray()
@@ -244,7 +246,7 @@ def build(
         out += struct.pack(
             "<IQHHIIQQQQ",
             SIG_EOCD64,
-            44,
+            44 + len(extensible),
             45,
             45,
             disk_number,
@@ -254,6 +256,7 @@ def build(
             len(central),
             cd_offset,
         )
+        out += extensible
         out += struct.pack("<IIQI", SIG_EOCD64_LOCATOR, 0, eocd64_offset, 1)
         eocd = (0xFFFF, 0xFFFF, U32_MAX, U32_MAX)
         if not saturate_end:
