@@ -4,6 +4,12 @@ Every field the reader checks can be overridden: the central directory and
 the local header can be made to disagree, sizes and CRCs can lie, entries
 can overlap, and the result can be cut anywhere with plain slicing.
 
+ZIP64 can be placed per header: `zip64` puts the extra field in both with
+every 32-bit field saturated; `central_zip64` names the central fields that
+are saturated (the extra then holds exactly those, in APPNOTE order) and
+`local_zip64` says whether the local header carries one. A data descriptor's
+sizes are 64-bit when the local header has the ZIP64 field (APPNOTE 4.3.9.2).
+
 Only what the tests need: no timestamps, no comments per entry, no
 encryption (the flag can be set, nothing is encrypted).
 """
@@ -33,6 +39,8 @@ UNIX_VERSION_MADE_BY = (3 << 8) | 30  # host 3 = Unix, spec 3.0
 REGULAR_FILE_ATTRS = 0o100644 << 16
 SYMLINK_ATTRS = 0o120777 << 16
 U32_MAX = 0xFFFFFFFF
+ZIP64_CENTRAL_FIELDS = ("size", "compressed_size", "offset")
+"""APPNOTE 4.5.3 order of the values in a central ZIP64 extra field."""
 
 
 def deflate(data: bytes, level: int = 6) -> bytes:
@@ -87,6 +95,13 @@ class Entry:
     flags: int = 0
     zip64: bool = False
     """ZIP64 extra field in both headers, with saturated 32-bit fields."""
+    central_zip64: tuple[str, ...] | None = None
+    """Central fields carried in a ZIP64 extra (default: all if `zip64`, else
+    no extra); `()` writes an empty ZIP64 block."""
+    local_zip64: bool | None = None
+    """ZIP64 extra (both sizes) in the local header (default: `zip64`)."""
+    extra_prefix: bytes = b""
+    """Other extra blocks written before the ZIP64 one, in both headers."""
     data_descriptor: Descriptor | None = None
     version_made_by: int = UNIX_VERSION_MADE_BY
     external_attr: int = REGULAR_FILE_ATTRS
@@ -120,8 +135,16 @@ def build(
     comment: bytes = b"",
     prefix: bytes = b"",
     disk_number: int = 0,
+    saturate_end: bool = True,
+    extensible: bytes = b"",
 ) -> bytes:
-    """Serialise `entries` (in order) into ZIP bytes."""
+    """Serialise `entries` (in order) into ZIP bytes.
+
+    With `zip64_end`, the classic end record's counts, size and offset are
+    saturated unless `saturate_end` is False (then they hold the real values,
+    which readers must ignore in favour of the ZIP64 record). `extensible`
+    is the ZIP64 end record's extensible data sector (APPNOTE 4.3.14.2).
+    """
     out = bytearray(prefix)
     central = bytearray()
     for e in entries:
@@ -146,11 +169,12 @@ def build(
         l_crc = l_crc if lo.crc32 is None else lo.crc32
         l_size = l_size if lo.size is None else lo.size
         l_comp = l_comp if lo.compressed_size is None else lo.compressed_size
-        if e.zip64:
-            l_extra = _zip64_extra([l_size, l_comp])
+        local_zip64 = e.zip64 if e.local_zip64 is None else e.local_zip64
+        if local_zip64:
+            l_extra = e.extra_prefix + _zip64_extra([l_size, l_comp])
             l_size32 = l_comp32 = U32_MAX
         else:
-            l_extra = b""
+            l_extra = e.extra_prefix
             l_size32, l_comp32 = l_size & U32_MAX, l_comp & U32_MAX
         if lo.extra is not None:
             l_extra = lo.extra
@@ -178,15 +202,20 @@ def build(
             d_crc = crc if dd.crc32 is None else dd.crc32
             d_size = size if dd.size is None else dd.size
             d_comp = comp if dd.compressed_size is None else dd.compressed_size
-            fmt = "<IQQ" if e.zip64 else "<III"
-            out += struct.pack(fmt, d_crc, d_comp, d_size)
+            out += struct.pack("<IQQ" if local_zip64 else "<III", d_crc, d_comp, d_size)
 
-        if e.zip64:
-            c_extra = _zip64_extra([size, comp, offset])
-            c_size32 = c_comp32 = c_off32 = U32_MAX
+        saturated = ZIP64_CENTRAL_FIELDS if e.zip64 else None
+        saturated = saturated if e.central_zip64 is None else e.central_zip64
+        values = {"size": size, "compressed_size": comp, "offset": offset}
+        if saturated is None:
+            c_extra = e.extra_prefix
         else:
-            c_extra = b""
-            c_size32, c_comp32, c_off32 = size & U32_MAX, comp & U32_MAX, offset & U32_MAX
+            carried = [values[f] for f in ZIP64_CENTRAL_FIELDS if f in saturated]
+            c_extra = e.extra_prefix + _zip64_extra(carried)
+        c_size32, c_comp32, c_off32 = (
+            U32_MAX if saturated and f in saturated else values[f] & U32_MAX
+            for f in ZIP64_CENTRAL_FIELDS
+        )
         central += struct.pack(
             "<IHHHHHHIIIHHHHHII",
             SIG_CENTRAL,
@@ -217,7 +246,7 @@ def build(
         out += struct.pack(
             "<IQHHIIQQQQ",
             SIG_EOCD64,
-            44,
+            44 + len(extensible),
             45,
             45,
             disk_number,
@@ -227,8 +256,11 @@ def build(
             len(central),
             cd_offset,
         )
+        out += extensible
         out += struct.pack("<IIQI", SIG_EOCD64_LOCATOR, 0, eocd64_offset, 1)
         eocd = (0xFFFF, 0xFFFF, U32_MAX, U32_MAX)
+        if not saturate_end:
+            eocd = (count, count, len(central), cd_offset)
     else:
         eocd = (count, count, len(central), cd_offset)
     out += struct.pack("<IHHHHIIH", SIG_EOCD, disk_number, disk_number, *eocd, len(comment))
