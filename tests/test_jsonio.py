@@ -30,6 +30,7 @@ from viano_bug_analysis.jsonio import (
     Parsed,
     canonical_bytes,
     canonical_sha256,
+    ordered_bytes,
     sha256_hex,
     strict_loads,
     strict_parse,
@@ -270,7 +271,31 @@ def test_the_exact_encoder_is_byte_identical_to_orjson(value: Any) -> None:
         expected = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except orjson.JSONEncodeError:
         return
-    assert jsonio._encode_exact(value) == expected
+    assert jsonio._encode_exact(value, sort_keys=True) == expected
+
+
+@given(_values)
+def test_ordered_bytes_keep_insertion_order_and_read_back_equal(value: Any) -> None:
+    try:
+        expected = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits: the exact encoder writes it
+        expected = jsonio._encode_exact(value, sort_keys=False)
+    assert ordered_bytes(value) == expected
+    assert jsonio._encode_exact(value, sort_keys=False) == expected
+    assert strict_loads(ordered_bytes(value)) == value
+    assert canonical_bytes(strict_loads(ordered_bytes(value))) == canonical_bytes(value)
+
+
+def test_ordered_bytes_refuse_what_canonical_bytes_refuse() -> None:
+    assert ordered_bytes({"b": 1, "a": [2**70, {"d": 0, "c": 1}]}) == (
+        b'{"b":1,"a":[1180591620717411303424,{"d":0,"c":1}]}'
+    )
+    for bad in (float("nan"), {1: 2}, "\ud800", object()):
+        with pytest.raises(JsonEncodeError) as ordered:
+            ordered_bytes(bad)
+        with pytest.raises(JsonEncodeError) as canonical:
+            canonical_bytes(bad)
+        assert ordered.value.code == canonical.value.code
 
 
 @given(_values)
@@ -372,7 +397,7 @@ def _walked(value: Any) -> bytes:
     depth, exact = jsonio._check(value, MAX_ENCODE_DEPTH)
     if depth <= jsonio._ORJSON_DEPTH and not exact:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    return jsonio._encode_exact(value)
+    return jsonio._encode_exact(value, sort_keys=True)
 
 
 _any_float = st.floats()  # NaN and infinities included

@@ -58,6 +58,12 @@ The one serialization for everything that is hashed or sent:
   surrogates, non-string keys, other types and nesting deeper than
   :data:`MAX_ENCODE_DEPTH` raise :class:`JsonEncodeError`.
 
+One variant, :func:`ordered_bytes`, is the same encoding with object keys in
+the order they were inserted: for a body whose key order means something to
+its reader (a JSON Schema sent to a server that compiles ``properties`` into
+a grammar in the order given). Its bytes are as deterministic as the value's
+construction; they are never what a stored hash is taken of.
+
 This is ``orjson.dumps(value, option=OPT_SORT_KEYS)`` wherever orjson can
 encode the value, so hashes stored before this module existed (case
 packages, research requests, evidence) do not change. For integers beyond
@@ -419,6 +425,16 @@ _ORJSON_INT = range(-(2**63), 2**64)
 
 def canonical_bytes(value: Any, *, max_depth: int = MAX_ENCODE_DEPTH) -> bytes:
     """The canonical JSON encoding of ``value`` (see the module docstring)."""
+    return _encode(value, max_depth, sort_keys=True)
+
+
+def ordered_bytes(value: Any, *, max_depth: int = MAX_ENCODE_DEPTH) -> bytes:
+    """:func:`canonical_bytes` with object keys in insertion order."""
+    return _encode(value, max_depth, sort_keys=False)
+
+
+def _encode(value: Any, max_depth: int, *, sort_keys: bool) -> bytes:
+    option = orjson.OPT_SORT_KEYS if sort_keys else 0
     if max_depth >= _ORJSON_DEPTH:
         # orjson refuses on its own lone surrogates, non-string keys, integers
         # beyond 64 bits, nesting beyond 254 and most foreign types; what it
@@ -427,7 +443,7 @@ def canonical_bytes(value: Any, *, max_depth: int = MAX_ENCODE_DEPTH) -> bytes:
         # value. So bytes that read back equal are the ones the validating walk
         # below would accept and hand to orjson, at a fifth of its cost.
         try:
-            data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+            data = orjson.dumps(value, option=option)
         except TypeError:  # orjson.JSONEncodeError: the walk says why, or encodes exactly
             pass
         else:
@@ -435,8 +451,8 @@ def canonical_bytes(value: Any, *, max_depth: int = MAX_ENCODE_DEPTH) -> bytes:
                 return data
     depth, exact_needed = _check(value, max_depth)
     if depth <= _ORJSON_DEPTH and not exact_needed:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    return _encode_exact(value)
+        return orjson.dumps(value, option=option)
+    return _encode_exact(value, sort_keys=sort_keys)
 
 
 def _check(root: Any, max_depth: int) -> tuple[int, bool]:
@@ -481,7 +497,7 @@ def _check(root: Any, max_depth: int) -> tuple[int, bool]:
     return deepest, big
 
 
-def _encode_exact(root: Any) -> bytes:
+def _encode_exact(root: Any, *, sort_keys: bool) -> bytes:
     """Iterative encoder for what orjson refuses (big integers, deep nesting).
 
     Every scalar except a big integer is still written by orjson, so the
@@ -495,7 +511,7 @@ def _encode_exact(root: Any) -> bytes:
         if isinstance(value, bytes):
             out.append(value)
         elif isinstance(value, dict):
-            keys = sorted(value)
+            keys = sorted(value) if sort_keys else list(value)
             pieces: list[Any] = [b"{"]
             for position, key in enumerate(keys):
                 if position:
@@ -558,6 +574,7 @@ __all__ = [
     "canonical_bytes",
     "canonical_sha256",
     "line_column",
+    "ordered_bytes",
     "sha256_hex",
     "strict_loads",
     "strict_parse",

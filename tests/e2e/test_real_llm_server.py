@@ -105,10 +105,10 @@ def _decisions(package: Path) -> list[dict[str, Any]]:
 @needs_response_format
 @pytest.mark.xfail(
     strict=False,
-    reason="known failing (2026-12-02): llama-cpp-python 0.3.36 answers the json_object "
-    "request with the interpretation's answer schema unconstrained (prose cut at max_tokens, "
-    "about 2 minutes a call); 0 of the answers passed. Remove this mark once the schema sent "
-    "to this server constrains it (docs/llm-adapter.md, the real server)",
+    reason="known failing (2026-12-02, docs/llm-adapter.md 'The real server'): the step answers "
+    "now follow the schema and pass, but the interpretation's do not: the model repeats "
+    "hypotheses until max_tokens, and llama-cpp-python 0.3.36 does not bound integers "
+    "(an offset beyond the contract's maximum)",
 )
 def test_auto_on_the_real_server_gets_answers_that_pass_the_contract(tmp_path: Path) -> None:
     server = real_llm_server()

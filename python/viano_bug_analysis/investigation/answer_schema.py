@@ -10,10 +10,16 @@ shape is written down once. What it produces:
 * an ``allOf`` of ``if``/``then`` branches that select by one property's
   constant (the project queries by ``kind``, a filter by ``operator``) as an
   ``anyOf`` of one variant per branch;
-* the step's own binding: the hypothesis ID as a constant, the evidence IDs
-  as an enum of the visible E-IDs, ``next`` as the operations the step may
-  use (the snapshot operations, ``project.query`` when research is on) and
-  the conclusion.
+* the step's own binding: the hypothesis ID as a constant, one citation form
+  per visible E-ID with the references that resolve in its answer, ``next``
+  as the operations the step may use (the snapshot operations with the
+  case's own refs, ``project.query`` when research is on) and the
+  conclusion; the interpretation's ``rests_on`` as the labels shown;
+* nothing a grammar-compiling server reads differently from the contract:
+  no pattern that can match a character JSON escapes (:func:`_wire_safe`)
+  and no length or count bound above :data:`GRAMMAR_MAX_REPEAT`. The schema
+  goes out with its keys in this order (``jsonio.ordered_bytes``): each
+  variant's discriminating constant first.
 
 With ``strict=True`` it also applies OpenAI's strict subset: every object
 lists every property as required (an optional one admits ``null`` as well,
@@ -36,13 +42,15 @@ import copy
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final
 
-from viano_bug_analysis.investigation.interpretation_prompt import PROJECT_OPERATION
+from viano_bug_analysis.investigation.evidence import citable_pointers, line_items
+from viano_bug_analysis.investigation.interpretation_prompt import PROJECT_OPERATION, label_order
 from viano_bug_analysis.investigation.llm.response_format import AnswerSchema
 from viano_bug_analysis.investigation.recovery.flow import ProviderReply
 from viano_bug_analysis.investigation.recovery.repair import RESPONSE_SCHEMA, SNAPSHOT_OPERATIONS
 from viano_bug_analysis.investigation.recovery.strict_json import JsonFailure, parse_strict
 from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.schemas import load_schema
+from viano_bug_analysis.tools.router import DATABASE_ROLES, SOURCE_OPERATIONS, SOURCE_ROLES
 
 INTERPRETATION_SCHEMA: Final = "case-interpretation-v1"
 # Prose is left out too: the prompt carries the rules, and a schema is compiled
@@ -62,6 +70,15 @@ _STRICT_DROPPED: Final = frozenset(
     }
 )
 _MAX_DEPTH: Final = 64
+# The largest maxLength / maxItems sent. llama.cpp's converter writes a bound
+# of n as n nested optional rules, and its grammar parser refuses a nesting
+# of about a thousand ("exceeds sane defaults"; llama-cpp-python 0.3.36 then
+# loses the worker, measured at 1024 with 1000 still taken). A larger bound
+# is left out of the sent schema: the contract checks it on the answer.
+GRAMMAR_MAX_REPEAT: Final = 256
+# The most JSON Pointers one citation's reference is bound to; an answer with
+# more nodes leaves the reference a plain string.
+MAX_CITABLE_POINTERS: Final = 256
 
 
 class _NotExpressible(Exception):
@@ -76,39 +93,61 @@ def answer_schema(name: str, portable: dict[str, Any]) -> AnswerSchema:
 
 
 def step_schema(
-    hypothesis_id: str, visible_evidence_ids: Collection[str], *, research: bool
+    hypothesis_id: str,
+    visible_evidence_ids: Collection[str],
+    *,
+    research: bool,
+    sources: Mapping[str, str],
+    payloads: Mapping[str, Any] | None = None,
 ) -> AnswerSchema:
-    """The answer schema of one investigation step."""
+    """The answer schema of one investigation step.
+
+    ``sources`` maps each of the case's ``source_ref`` to its role: a snapshot
+    operation's refs become an enum of the refs of the roles it reads (the
+    router refuses any other, ``unknown_source_ref`` / ``wrong_role``), and an
+    operation with no such ref is left out. ``payloads`` (E-ID → the answer
+    the step shows) binds each citation's reference to what resolves in that
+    answer: its JSON Pointers as an enum (up to :data:`MAX_CITABLE_POINTERS`;
+    beyond, any string), and line references only where it shows lines.
+    """
     document = load_schema(RESPONSE_SCHEMA)
     root = _Inliner(document).inline(document)
     properties = root["properties"]
     properties["hypothesis_id"] = {"type": "string", "const": hypothesis_id}
     evidence = properties["evidence"]
     visible = sorted(visible_evidence_ids, key=_evidence_order)
-    if visible:
+    if not visible:
+        evidence["maxItems"] = 0  # nothing can be cited yet
+    elif payloads is None:
         evidence["items"]["properties"]["evidence_id"] = {"type": "string", "enum": visible}
     else:
-        evidence["maxItems"] = 0  # nothing can be cited yet
+        item = evidence.pop("items")
+        evidence["items"] = {"anyOf": [_citation(item, e, payloads.get(e)) for e in visible]}
     allowed = set(_operations(research))
-    properties["next"] = {
-        "anyOf": [
-            variant
-            for variant in properties["next"]["anyOf"]
-            if _const(variant["properties"]["kind"]) == "conclusion"
-            or _const(variant["properties"]["operation"]) in allowed
-        ]
-    }
+    variants = []
+    for variant in properties["next"]["anyOf"]:
+        if _const(variant["properties"]["kind"]) == "conclusion":
+            variants.append(variant)
+            continue
+        operation = _const(variant["properties"]["operation"])
+        if operation in allowed and _bind_refs(variant, operation, sources):
+            variants.append(variant)
+    properties["next"] = {"anyOf": variants}
     return answer_schema("investigation_step", root)
 
 
-def interpretation_schema(*, research: bool) -> AnswerSchema:
+def interpretation_schema(
+    *, research: bool, labels: Collection[str], sources: Mapping[str, str]
+) -> AnswerSchema:
     """The case interpretation's answer schema: its first queries are the tool
-    steps of ``investigation-response-v1`` (operation and arguments)."""
+    steps of ``investigation-response-v1`` (operation and arguments), bound to
+    the case's ``sources`` as a step's are; ``rests_on`` is an enum of the fact
+    ``labels`` the prompt shows (the interpreter refuses any other)."""
     document = load_schema(INTERPRETATION_SCHEMA)
     root = _Inliner(document).inline(document)
-    tools = step_schema("H1", (), research=research).portable["properties"]["next"]["anyOf"]
+    step = step_schema("H1", (), research=research, sources=sources)
     queries = []
-    for variant in tools:
+    for variant in step.portable["properties"]["next"]["anyOf"]:
         if _const(variant["properties"]["kind"]) == "conclusion":
             continue
         query = copy.deepcopy(variant)
@@ -117,6 +156,8 @@ def interpretation_schema(*, research: bool) -> AnswerSchema:
         queries.append(query)
     hypothesis = root["properties"]["hypotheses"]["items"]
     hypothesis["properties"]["first_query"] = {"anyOf": queries}
+    rests_on = hypothesis["properties"]["rests_on"]
+    _enum_items(rests_on, sorted(set(labels), key=label_order))
     return answer_schema("case_interpretation", root)
 
 
@@ -131,6 +172,54 @@ def repair_schema(excerpt: Mapping[str, Any]) -> AnswerSchema:
         "properties": {"replacement": value},
     }
     return answer_schema("format_repair", portable)
+
+
+def _citation(item: Mapping[str, Any], evidence_id: str, payload: Any) -> dict[str, Any]:
+    """The citation item of one evidence ID, its reference bound to its answer."""
+    bound = copy.deepcopy(dict(item))
+    properties = bound["properties"]
+    properties["evidence_id"] = {"type": "string", "const": evidence_id}
+    pointers = citable_pointers(payload, MAX_CITABLE_POINTERS)
+    if pointers is None:
+        return bound  # too many to list: any string, the resolver decides
+    forms: list[dict[str, Any]] = [{"type": "string", "enum": pointers}]
+    if line_items(payload):
+        forms.append({"type": "string", "pattern": _line_reference_pattern()})
+    properties["reference"] = forms[0] if len(forms) == 1 else {"anyOf": forms}
+    return bound
+
+
+def _line_reference_pattern() -> str:
+    # The contract's own: the member of "reference" that is not a JSON Pointer.
+    forms = load_schema(RESPONSE_SCHEMA)["$defs"]["reference"]["anyOf"]
+    (pattern,) = [f["pattern"] for f in forms if f["pattern"].startswith("^L")]
+    return str(pattern)
+
+
+def _bind_refs(variant: dict[str, Any], operation: str, sources: Mapping[str, str]) -> bool:
+    """Narrows a snapshot operation's refs to the case's refs of the roles it
+    reads; False when the case has none (the operation cannot succeed)."""
+    if operation not in SNAPSHOT_OPERATIONS:
+        return True  # project.query names no snapshot
+    roles = SOURCE_ROLES if operation in SOURCE_OPERATIONS else DATABASE_ROLES
+    refs = sorted(ref for ref, role in sources.items() if role in roles)
+    if not refs:
+        return False
+    arguments = variant["properties"]["arguments"]["properties"]
+    if "source_ref" in arguments:
+        arguments["source_ref"] = {"type": "string", "enum": refs}
+    if "source_refs" in arguments:
+        _enum_items(arguments["source_refs"], refs)
+    return True
+
+
+def _enum_items(array: dict[str, Any], values: list[str]) -> None:
+    """An array of unique strings as an array of the allowed ``values``: with
+    ``uniqueItems`` it can hold each once, which bounds its length for a
+    server whose grammar cannot express uniqueness."""
+    array["items"] = {"type": "string", "enum": values}
+    if array.get("uniqueItems") is True:
+        array["maxItems"] = min(array.get("maxItems", len(values)), len(values))
 
 
 def _operations(research: bool) -> Iterable[str]:
@@ -197,10 +286,19 @@ class _Inliner:
                 out[key] = self._node(value, base, depth + 1)
             elif key in ("anyOf", "oneOf", "allOf"):
                 out["anyOf" if key == "oneOf" else key] = self._node(value, base, depth + 1)
+            elif key == "pattern" and not _wire_safe(value):
+                continue  # see _wire_safe
+            elif key in ("maxLength", "maxItems") and value > GRAMMAR_MAX_REPEAT:
+                continue  # see GRAMMAR_MAX_REPEAT
             else:
                 out[key] = copy.deepcopy(value)
         if "allOf" in out:
             out = _fold_all_of(out)
+        if any(member == {} for member in out.get("anyOf", ())):
+            # A member left without rules (its pattern not sent) admits every
+            # value, so the anyOf says nothing; kept, a converter reads the
+            # member as "any JSON value" beside the sibling "type".
+            del out["anyOf"]
         return out
 
     def _resolve(self, ref: str, base: Mapping[str, Any]) -> tuple[Any, Mapping[str, Any]]:
@@ -210,6 +308,52 @@ class _Inliner:
         for token in [t for t in fragment.split("/") if t]:
             node = node[token.replace("~1", "/").replace("~0", "~")]
         return node, document
+
+
+# Escapes that only ever match characters JSON writes as they are.
+_SAFE_ESCAPES: Final = frozenset("dw.-$/_^")
+
+
+def _wire_safe(pattern: Any) -> bool:
+    """Whether every string ``pattern`` matches is written in JSON without escapes.
+
+    A server that compiles a pattern into a grammar applies it to the JSON
+    text between the quotes (llama.cpp's converter, llama-server and
+    llama-cpp-python), not to the decoded string: a negated class such as
+    ``[^\\r\\n]`` then admits a bare quote, the string never has to end and
+    the rest of the answer is unconstrained (measured: every answer of
+    SmolLM2 ran to max_tokens). No pattern reads the same on both sides once
+    it can match a quote, a backslash or a control, so such a pattern is left
+    out of the sent schema (the contract still checks it on the answer).
+    A conservative scan, linear in the pattern: literals, positive classes,
+    ``\\d`` and ``\\w`` only.
+    """
+    if not isinstance(pattern, str):
+        return False
+    in_class = False
+    escaped = False
+    for index, char in enumerate(pattern):
+        if escaped:
+            if char not in _SAFE_ESCAPES:
+                return False
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"' or ord(char) < 0x20 or ord(char) > 0x7E:
+            return False
+        elif in_class:
+            if char == "-" and 0 < index < len(pattern) - 1 and pattern[index - 1] != "[":
+                low, high = ord(pattern[index - 1]), ord(pattern[index + 1])
+                if low <= 0x22 <= high or low <= 0x5C <= high:
+                    return False  # a range over the quote or the backslash
+            in_class = char != "]"
+        elif char == "[":
+            if pattern[index + 1 : index + 2] == "^":
+                return False
+            in_class = True
+        elif char == ".":
+            return False
+    return not escaped and not in_class
 
 
 def _fold_all_of(schema: dict[str, Any]) -> dict[str, Any]:

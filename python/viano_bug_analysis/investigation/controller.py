@@ -391,7 +391,9 @@ class InvestigationController:
         visible = [e["evidence_id"] for e in call["context"]["evidence"]]
         # The prompt version says whether the step could use project.query.
         research = call["prompt_version"] in PROJECT_PROMPT_VERSIONS
-        return step_schema(hid, visible, research=research)
+        sources = {s["source_ref"]: s["role"] for s in call["context"]["sources"]}
+        payloads = {e["evidence_id"]: e["payload"] for e in call["context"]["evidence"]}
+        return step_schema(hid, visible, research=research, sources=sources, payloads=payloads)
 
     def _operation_check(self, response: Mapping[str, Any]) -> list[str]:
         step = response["next"]

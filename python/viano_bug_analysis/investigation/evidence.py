@@ -267,6 +267,26 @@ def resolve_reference(document: Any, reference: str) -> Any:
     return value
 
 
+def citable_pointers(payload: Any, limit: int) -> list[str] | None:
+    """Every JSON Pointer :func:`resolve_reference` accepts in ``payload``, in
+    document order, or None when there are more than ``limit``."""
+    found: list[str] = []
+    pending: list[tuple[Any, list[str]]] = [(payload, [])]
+    while pending:
+        node, path = pending.pop()
+        found.append(_pointer(path))
+        if len(found) > limit:
+            return None
+        if isinstance(node, dict):
+            children = [(v, [*path, k]) for k, v in node.items()]
+        elif isinstance(node, list):
+            children = [(v, [*path, str(i)]) for i, v in enumerate(node)]
+        else:
+            continue
+        pending.extend(reversed(children))
+    return found
+
+
 def _children(value: Any) -> str:
     if isinstance(value, dict):
         keys = sorted(value)
@@ -568,6 +588,7 @@ __all__ = [
     "EvidenceStore",
     "ResolvedCitation",
     "TakenEvidence",
+    "citable_pointers",
     "citation_hints",
     "line_items",
     "resolve_lines",

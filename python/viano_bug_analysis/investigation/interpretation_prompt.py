@@ -207,11 +207,22 @@ def _json(value: Any) -> str:
     return canonical_bytes(value).decode()
 
 
+def label_order(label: str) -> tuple[int, int, str]:
+    """The order the labels are listed in: the report, then snapshot sources by
+    name, then project fact IDs by number."""
+    if label == REPORT_LABEL:
+        return (0, 0, label)
+    if label[:1] == "P" and label[1:].isdigit():
+        return (2, int(label[1:]), label)
+    return (1, 0, label)
+
+
 __all__ = [
     "PROJECT_OPERATION",
     "PROMPT_VERSION",
     "REPORT_LABEL",
     "build_messages",
     "example_hypothesis",
+    "label_order",
     "operation_lines",
 ]

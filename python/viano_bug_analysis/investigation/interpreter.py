@@ -71,8 +71,9 @@ from viano_bug_analysis.investigation.interpretation_prompt import (
     PROMPT_VERSION,
     REPORT_LABEL,
     build_messages,
+    label_order,
 )
-from viano_bug_analysis.investigation.llm import ChatModel
+from viano_bug_analysis.investigation.llm import AnswerSchema, ChatModel
 from viano_bug_analysis.investigation.llm_formats import PackageFormats
 from viano_bug_analysis.investigation.project_context import project_prompt_context
 from viano_bug_analysis.investigation.recovery import (
@@ -241,7 +242,7 @@ class CaseInterpreter:
             self._progress(f"interpretation attempt {attempt}: asking the model")
             result = self._model.chat(
                 messages,
-                answer=interpretation_schema(research=self._research),
+                answer=self._answer_schema(call["context"]),
                 formats=PackageFormats(self._layout),
             )
             reply = {"chat": result.to_record()}
@@ -257,7 +258,7 @@ class CaseInterpreter:
         self, context: Mapping[str, Any], chat: Mapping[str, Any], attempt: int
     ) -> dict[str, Any]:
         problems: list[_Problem] = []
-        raw = structured_reply(chat, interpretation_schema(research=self._research)).text
+        raw = structured_reply(chat, self._answer_schema(context)).text
 
         def checks(response: Mapping[str, Any]) -> list[str]:
             problems[:] = self._check(context, response)
@@ -307,6 +308,15 @@ class CaseInterpreter:
             self._progress(f"interpretation attempt {attempt}: answer rejected ({result.reason})")
         return decision
 
+    def _answer_schema(self, context: Mapping[str, Any]) -> AnswerSchema:
+        # From the stored call context, so a resumed run sends the same schema.
+        facts = context["facts"]
+        sources = {
+            f["label"]: f["kind"] for f in facts if f["kind"] not in (REPORT_LABEL, "project_fact")
+        }
+        labels = [f["label"] for f in facts]
+        return interpretation_schema(research=self._research, labels=labels, sources=sources)
+
     # -- the contract beyond the schema ---------------------------------------------------
 
     def _check(self, context: Mapping[str, Any], response: Mapping[str, Any]) -> list[_Problem]:
@@ -323,7 +333,7 @@ class CaseInterpreter:
                     _Problem(
                         UNKNOWN_LABEL,
                         f"{at}/rests_on: {len(unknown)} label(s) were not shown; use only the "
-                        f"labels of the facts list: {_some(sorted(labels, key=_label_order))}",
+                        f"labels of the facts list: {_some(sorted(labels, key=label_order))}",
                     )
                 )
             statement = _plain(hypothesis["statement"])
@@ -619,15 +629,6 @@ def _some(labels: list[str], shown: int = 16) -> str:
     program's own names: source refs and fact IDs, never answer text)."""
     text = ", ".join(labels[:shown])
     return text + (f" and {len(labels) - shown} more" if len(labels) > shown else "")
-
-
-def _label_order(label: str) -> tuple[int, int, str]:
-    # report first, then snapshot sources by name, then fact IDs by number.
-    if label == REPORT_LABEL:
-        return (0, 0, label)
-    if label[:1] == "P" and label[1:].isdigit():
-        return (2, int(label[1:]), label)
-    return (1, 0, label)
 
 
 def _plain(statement: str) -> str:

@@ -16,7 +16,7 @@ import pytest
 from tests.investigation.llm.scripted_llm_server import refused_url
 from tests.real_llm_server import real_llm_server
 from viano_bug_analysis.cli import main
-from viano_bug_analysis.investigation.llm.check import PROBE_MAX_TOKENS
+from viano_bug_analysis.investigation.llm.check import PROBE_MAX_TOKENS, TEXT_PROBE_MAX_TOKENS
 
 CANARY = "CANARY-model-text"
 
@@ -189,7 +189,8 @@ def test_a_good_server_names_model_formats_window_and_usage_fields(
         "json_object",
         None,
     ]
-    assert all(p["max_tokens"] == PROBE_MAX_TOKENS and p["temperature"] == 0 for p in posts)
+    assert [p["max_tokens"] for p in posts] == [PROBE_MAX_TOKENS] * 2 + [TEXT_PROBE_MAX_TOKENS]
+    assert all(p["temperature"] == 0 for p in posts)
     assert posts[0]["response_format"]["json_schema"]["schema"]["required"] == ["ok"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from viano_bug_analysis import jsonio
+from viano_bug_analysis.investigation.answer_schema import step_schema
 from viano_bug_analysis.investigation.llm.config import LlmConfig
 from viano_bug_analysis.investigation.llm.errors import LlmError
 from viano_bug_analysis.investigation.llm.messages import build_request, parse_reply
@@ -14,12 +15,29 @@ MESSAGES = [{"role": "system", "content": "règles"}, {"role": "user", "content"
 GOOD = b'{"choices":[{"message":{"content":"fine"},"finish_reason":"stop"}],"model":"m"}'
 
 
-def test_the_request_body_and_its_hash_are_the_canonical_ones() -> None:
+def test_the_request_body_is_jsonio_bytes_in_build_order_and_hashed_as_sent() -> None:
     request = build_request(CONFIG, MESSAGES)
     body = jsonio.strict_loads(request.body)
-    assert request.body == jsonio.canonical_bytes(body)
-    assert request.sha256 == jsonio.canonical_sha256(body)
+    assert request.body == jsonio.ordered_bytes(body)
+    assert request.sha256 == jsonio.sha256_hex(request.body)
+    assert list(body) == ["model", "messages", "stream", "temperature", "response_format"]
     assert "modèle".encode() in request.body  # UTF-8, not ASCII escapes
+    assert build_request(CONFIG, MESSAGES).body == request.body  # the same call, the same bytes
+
+
+def test_the_answer_schema_goes_out_with_each_discriminating_constant_first() -> None:
+    # A server that compiles the schema into a grammar generates the properties
+    # in the order sent; sorted, "arguments" came before "operation" and every
+    # variant stayed open (llama-cpp-python lost the constraint).
+    answer = step_schema("H1", ("E1",), research=True, sources={"src-001": "source_file"})
+    request = build_request(CONFIG, MESSAGES, answer=answer, response_format="json_object")
+    schema = jsonio.strict_loads(request.body)["response_format"]["schema"]
+    assert schema == answer.portable
+    for variant in schema["properties"]["next"]["anyOf"]:
+        assert next(iter(variant["properties"])) == "kind"
+        if "operation" in variant["properties"]:
+            assert list(variant["properties"])[:3] == ["kind", "operation", "arguments"]
+    assert request.body != jsonio.canonical_bytes(jsonio.strict_loads(request.body))
 
 
 def test_a_good_reply_is_parsed() -> None:

@@ -28,7 +28,8 @@ from viano_bug_analysis.investigation.llm import (
 )
 
 MESSAGES = [{"role": "user", "content": "investigate"}]
-ANSWER = step_schema("H1", ("E1",), research=False)
+SOURCES = {"src-001": "source_file", "db-001": "database_snapshot"}
+ANSWER = step_schema("H1", ("E1",), research=False, sources=SOURCES)
 GOOD = '{"ok": true}'
 
 

@@ -4,8 +4,9 @@ For every base URL, in order: ``GET {base}/models`` (reachable? which models?
 is the configured one listed? a context window where the listing advertises
 one, else llama-server's ``/props``), then one tiny probe per response format
 (``json_schema``, ``json_object``, ``text``) with ``max_tokens`` of
-``PROBE_MAX_TOKENS``: did the server refuse the format, honour it (the answer
-fits the probe's schema / is a JSON object) or ignore it? Each probe's
+``PROBE_MAX_TOKENS`` (the text probe one token): did the server refuse the
+format, honour it (the answer fits the probe's schema / is a JSON object) or
+ignore it? Each probe's
 latency, its token counts and the names of the usage fields the reply carries.
 
 One attempt per request: a check reports what the endpoint does now, it does
@@ -54,7 +55,14 @@ from viano_bug_analysis.jsonio import JsonDecodeError, canonical_bytes, strict_l
 
 FORMATS = ("json_schema", "json_object", "text")
 PROBE_MAX_TOKENS = 8
-PROBE_PROMPT = 'Reply with exactly {"ok": true}'
+# The text probe only shows that the server answers: one token does.
+TEXT_PROBE_MAX_TOKENS = 1
+# A system message of its own: a chat template that adds a default system
+# prompt when there is none (SmolLM2's is 15 tokens) adds nothing then.
+PROBE_MESSAGES = (
+    {"role": "system", "content": "JSON only."},
+    {"role": "user", "content": 'Reply {"ok":true}'},
+)
 PROBE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"ok": {"type": "boolean"}},
@@ -232,8 +240,8 @@ def _probe(
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": config.model,
-        "messages": [{"role": "user", "content": PROBE_PROMPT}],
-        "max_tokens": PROBE_MAX_TOKENS,
+        "messages": [dict(message) for message in PROBE_MESSAGES],
+        "max_tokens": TEXT_PROBE_MAX_TOKENS if name == "text" else PROBE_MAX_TOKENS,
         "temperature": 0,
         "stream": False,
     }
@@ -404,4 +412,4 @@ def _ms(seconds: float) -> int:
     return max(0, round(seconds * 1000))
 
 
-__all__ = ["FORMATS", "PROBE_MAX_TOKENS", "check_failure", "check_llm"]
+__all__ = ["FORMATS", "PROBE_MAX_TOKENS", "TEXT_PROBE_MAX_TOKENS", "check_failure", "check_llm"]

@@ -30,7 +30,7 @@ from viano_bug_analysis.investigation.llm.response_format import (
     wire_format,
 )
 from viano_bug_analysis.investigation.llm.usage import cached_prompt_tokens
-from viano_bug_analysis.jsonio import JsonDecodeError, canonical_bytes, sha256_hex, strict_loads
+from viano_bug_analysis.jsonio import JsonDecodeError, ordered_bytes, sha256_hex, strict_loads
 
 ROLES = frozenset({"system", "user", "assistant"})
 MAX_MESSAGES = 256
@@ -138,8 +138,14 @@ def build_request(
     response_format: str | None = None,
 ) -> ChatRequest:
     """The JSON body for ``messages`` under ``config`` (model, temperature,
-    max_tokens, response format). Keys are sorted so that the same call
-    always gives the same bytes and hence the same ``sha256``.
+    max_tokens, response format). Keys keep the order they are built in, so
+    the same call always gives the same bytes and hence the same ``sha256``:
+    sorted keys would reorder the answer schema's ``properties``, and a
+    server that compiles the schema into a grammar generates them in the
+    order given. Each object of the schema names its discriminating constant
+    first (``kind``, ``operation``); after the arguments instead, every
+    variant stays open while the arguments are generated (llama-cpp-python
+    0.3.36 then lost the constraint altogether, docs/llm-adapter.md).
 
     ``response_format`` is one of the ladder (json_schema, json_object, text);
     without it the configured format is used, ``auto`` starting at json_schema.
@@ -156,7 +162,7 @@ def build_request(
     member, sent = wire_format(chosen, answer, strict=config.json_schema_strict)
     if member is not None:
         body["response_format"] = member
-    data = canonical_bytes(body)
+    data = ordered_bytes(body)
     return ChatRequest(data, sha256_hex(data), len(checked), sent, tuple(checked), answer)
 
 
