@@ -248,7 +248,7 @@ def test_too_large_files_are_skipped_unread(repo: FixtureRepo) -> None:
     small = GitSource(repo.path, repo.first, url=URL, max_file_bytes=BIG_FILE_BYTES // 2)
     result = search(small, path_prefix="data/")
     assert {"path": "data/big.txt", "reason": "too_large"} in result["skipped"]["paths"]
-    assert result["files_unsearched"] == 1
+    assert result["files_unsearched"] == 2  # data/big.txt and data/latin1.txt (not_utf8)
     assert small.cache_info()["blobs_read"] == 2  # binary.bin and latin1.txt only
     big = GitSource(repo.path, repo.first, url=URL)
     [hit] = search(big, path_prefix="data/")["matches"]
