@@ -39,6 +39,26 @@ def stored(kind: str) -> list[Capture]:
     return [c for c in captures if c.request["kind"] == kind]
 
 
+class StoppedGit(FakeGit):
+    """Walks cut by a bound (as the v1 fixtures' generator made them, version 2 names)."""
+
+    def revision(self, *, revision: str) -> dict[str, Any]:
+        answer = super().revision(revision=revision)
+        return {
+            **answer,
+            "relation": "undetermined",
+            "pinned_only": None,
+            "reported_only": None,
+            "merge_bases": [],
+            "walk_finished": False,
+            "walk_stopped_by": "walk_limit",
+        }
+
+    def changes(self, **kw: Any) -> dict[str, Any]:
+        answer = super().changes(**kw)
+        return {**answer, "examined_in_full": False, "examination_gaps": ["commit_limit"]}
+
+
 @pytest.fixture
 def research(tmp_path: Path) -> ProjectResearch:
     return ProjectResearch(make_config(tmp_path), git=FakeGit(), database=FakeDatabase())
@@ -117,7 +137,10 @@ def test_a_references_answer_holds_parts_of_its_own_version_only() -> None:
     with pytest.raises(CaptureError):
         check_parts(body, version=2)  # references-v1 is no references-v2 document
     upgraded = {**body, "format_version": 2}
-    upgraded["source"] = {**body["source"], "literal": dict(current_body(old.result)["source"]["literal"])}
+    upgraded["source"] = {
+        **body["source"],
+        "literal": dict(current_body(old.result)["source"]["literal"]),
+    }
     assert check("references-v2", upgraded) is None
     with pytest.raises(CaptureError) as info:
         check_parts(upgraded, version=2)  # its parts are version 1 captures
