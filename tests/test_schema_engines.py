@@ -41,6 +41,7 @@ from viano_bug_analysis.schemas import (
 )
 
 SAMPLE_SPEC = Path(__file__).resolve().parents[1] / "samples" / "bug-20" / "case-spec.json"
+V1_CAPTURES = Path(__file__).resolve().parent / "fixtures" / "project-captures-v1"
 MAX_DEPTH = 6
 
 PROBES: list[Any] = [
@@ -342,11 +343,30 @@ def _research_results() -> list[dict[str, Any]]:
         ]
 
 
+@cache
+def _stored_v1_captures() -> list[dict[str, Any]]:
+    # Captures the code before project-result-v2 stored (tests/fixtures/project-captures-v1).
+    return [
+        dict(Capture.from_bytes(path.read_bytes(), path.stem).document)
+        for path in sorted(V1_CAPTURES.glob("*.json"))
+    ]
+
+
 def _seeds(name: str) -> list[Any]:
-    if name == "project-result-v1":
+    if name == "project-result-v2":
         return _research_results()
-    if name == "project-capture-v1":
+    if name == "project-capture-v2":
         return [dict(Capture.from_result(result).document) for result in _research_results()]
+    if name == "project-result-v1":
+        return [capture["result"] for capture in _stored_v1_captures()]
+    if name == "project-capture-v1":
+        return _stored_v1_captures()
+    if name == "references-v1":
+        return [
+            capture["result"]["result"]
+            for capture in _stored_v1_captures()
+            if capture["request"]["kind"] == "references"
+        ]
     if name == "investigation-request-v1":
         return [REQUEST]
     if name == "project-query-v1":

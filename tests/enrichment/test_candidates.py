@@ -91,8 +91,9 @@ class InResearch:
         self.asked.append(dict(query))
         digest = hashlib.sha256(orjson.dumps(query, option=orjson.OPT_SORT_KEYS)).hexdigest()
         if query["kind"].startswith("source."):
-            result = {"matches": [], "complete": True, "total": 0}
-            found = SimpleNamespace(sha256=digest, result={"result": result}, origin={})
+            result = {"matches": [], "files_unsearched": 0, "total": 0}
+            answer = {"format_version": 2, "coverage": {"complete": True}, "result": result}
+            found = SimpleNamespace(sha256=digest, result=answer, origin={})
             return StepOutcome(len(self.asked), digest, found, None, False)  # type: ignore[arg-type]
         table = query["table"]
         if table in self.refused:

@@ -59,7 +59,11 @@ class LiteralSearch:
         ]
         capture = SimpleNamespace(
             sha256=digest,
-            result={"result": {"matches": matches, "complete": True, "truncated": False}},
+            result={
+                "format_version": 2,
+                "coverage": {"complete": True},
+                "result": {"matches": matches, "files_unsearched": 0, "truncated": False},
+            },
             origin={"provider": "fake"},
         )
         return StepOutcome(len(self.asked), digest, capture, None, False)  # type: ignore[arg-type]

@@ -179,8 +179,9 @@ class WorldResearch:
             rows = _rows(self.source, query)
             result: dict[str, Any] = {"rows": rows, "complete_filtered_rows": True}
         else:
-            result = {"matches": [], "complete": True, "total": 0}
-        capture = SimpleNamespace(sha256=digest, result={"result": result}, origin={"p": "t"})
+            result = {"matches": [], "files_unsearched": 0, "total": 0}
+        answer = {"format_version": 2, "coverage": {"complete": True}, "result": result}
+        capture = SimpleNamespace(sha256=digest, result=answer, origin={"p": "t"})
         return StepOutcome(self.asked, digest, capture, None, False)  # type: ignore[arg-type]
 
 

@@ -51,7 +51,7 @@ def test_the_answer_is_the_vba_references_document(
     research: ReferenceResearch, mariadb: TestDatabase, repo: tuple[Path, str]
 ) -> None:
     result = research.query(QUERY)
-    assert check("project-result-v1", result) is None
+    assert check("project-result-v2", result) is None
     inner = research.research
     live = live_profile(vcore_profile(), inner.config, inner.query)
     assert result["result"] == find_references(live, inner, "quest", 91001, Bounds(shown=5))

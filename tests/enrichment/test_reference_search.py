@@ -134,7 +134,7 @@ def test_rows_and_counts_are_what_sql_counts(
     profile = live_profile(vcore_profile(), research.config, research.query)
     for value in sorted(ids_in_database(mariadb, entity_type)):
         document = find_references(profile, research, entity_type, value, Bounds(shown=5))
-        assert check("references-v1", document) is None
+        assert check("references-v2", document) is None
         entries = {e["reference"]: e for e in document["database"]["entries"]}
         for ref in holders(profile, entity_type):
             entry = entries[ref.name]

@@ -104,9 +104,15 @@ class FakeWorld:
             }
         else:
             result = self._source(query)
-        capture = SimpleNamespace(
-            sha256=digest, result={"result": result}, origin={"provider": "fake"}
-        )
+        # Shaped as project-result-v2: only coverage says complete.
+        complete = result.get("complete_filtered_rows", not result.get("truncated"))
+        answer = {
+            "format_version": 2,
+            "query": dict(query),
+            "coverage": {"complete": bool(complete)},
+            "result": result,
+        }
+        capture = SimpleNamespace(sha256=digest, result=answer, origin={"provider": "fake"})
         return StepOutcome(len(self.asked), digest, capture, None, False)  # type: ignore[arg-type]
 
     def _source(self, query: Mapping[str, Any]) -> dict[str, Any]:
@@ -135,6 +141,6 @@ class FakeWorld:
         return {
             "matches": page,
             "total": len(matches),
-            "complete": True,
+            "files_unsearched": 0,
             "truncated": len(page) < len(matches),
         }

@@ -4,6 +4,7 @@ stored calls of every version rebuild byte for byte."""
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,9 +13,11 @@ from viano_bug_analysis import jsonio
 from viano_bug_analysis.investigation.prompts import (
     CURRENT_PROJECT_VERSION,
     CURRENT_VERSION,
+    PROMPT_VERSIONS,
     build_messages,
     prompt_text,
 )
+from viano_bug_analysis.project_research.captures import Capture, model_view
 
 BIG = 2**70  # a DECIMAL(30) or BIGINT UNSIGNED value from a research result
 
@@ -98,3 +101,61 @@ def test_new_calls_use_version_2_and_it_differs_from_version_1() -> None:
     assert v1 != v2 and "cite in E1:" in v2[1]["content"]
     with pytest.raises(ValueError):
         build_messages("investigation_v9", V1_CONTEXT)
+
+
+# A stored call whose evidence is a version 1 git search (its answer still says
+# result.complete): project-result-v2 renamed that field, the prompts did not change.
+V1_SEARCH = "05e1e5172e8bb10259578e24d5b59715791fd2e3ae34cd9c8859989c7df4adba"
+V1_CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "project-captures-v1"
+
+
+def _v1_search_context() -> dict[str, Any]:
+    capture = Capture.from_bytes((V1_CAPTURES / f"{V1_SEARCH}.json").read_bytes(), V1_SEARCH)
+    return {
+        **_context(model_view(capture.result)),
+        "project_context": V1_CONTEXT["project_context"],
+        "evidence": [
+            {
+                "evidence_id": "E1",
+                "kind": "project_query",
+                "request": dict(capture.request),
+                "payload": model_view(capture.result),
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("version", "sha256"),
+    [
+        # Computed with the code before project-result-v2 existed.
+        (
+            "investigation_project_v1",
+            "dfed0aefc095bcd7691cb33cb4ac01790ce6dd1459ebea75be8d6f86a80c6a1e",
+        ),
+        (
+            "investigation_project_v2",
+            "91e232168de5b0c29f10bcc951b9923f751f9ce86a8d62baf21493dbe6a384b4",
+        ),
+        (
+            "investigation_project_v3",
+            "fa5815136c3ccef1fe1611d314db6c0969683ec155d189fb2fa716f28d452860",
+        ),
+    ],
+)
+def test_a_stored_call_with_a_version_1_git_answer_rebuilds_byte_for_byte(
+    version: str, sha256: str
+) -> None:
+    context = _v1_search_context()
+    assert '"complete":false' in jsonio.canonical_bytes(context["evidence"][0]["payload"]).decode()
+    text = prompt_text(build_messages(version, context))
+    assert hashlib.sha256(text.encode()).hexdigest() == sha256
+
+
+def test_no_prompt_text_names_a_field_version_2_renamed() -> None:
+    # Why no prompt version changed: the rules never describe the provider's fields.
+    empty = {**_context({}), "evidence": []}
+    for version in PROMPT_VERSIONS:
+        system = build_messages(version, empty)[0]["content"]
+        for name in ("complete", "incomplete_reason", "files_unsearched", "walk_finished"):
+            assert name not in system, (version, name)

@@ -107,7 +107,7 @@ def test_project_queries_answer_with_captures_recorded(
     )
     listed = {tool.name: tool for tool in tools}
     assert listed["project_query"].input_schema == load_schema("project-query-v1")
-    assert listed["project_query"].output_schema == load_schema("project-result-v1")
+    assert listed["project_query"].output_schema == load_schema("project-result-v2")
 
     monkeypatch.setenv(PASSWORD_ENV, password)
     with ProjectResearch(load_config(config)) as research:

@@ -50,10 +50,10 @@ def test_references_answer_as_one_document_with_the_package_s_snapshots(
         ],
     )
     listed = {tool.name: tool for tool in tools}
-    assert listed["project_references"].output_schema == load_schema("references-v1")
+    assert listed["project_references"].output_schema == load_schema("references-v2")
     assert found.is_error is False
     document = found.structured_content
-    assert document is not None and check("references-v1", document) is None
+    assert document is not None and check("references-v2", document) is None
     # The package's source names 91001 in KilledMonsterCredit(91001).
     assert [s["count"] for s in document["snapshots"]["sources"]] == [1]
     assert found.content[0].text.startswith("references to creature 91001")  # type: ignore[union-attr]

@@ -122,7 +122,7 @@ class FakeGit:
             "origin": self.origin,
             **_page(matches, offset, limit),
             "files_searched": 10,
-            "complete": not any(reason in COVERAGE_GAPS for _, reason in self.skipped),
+            "files_unsearched": sum(1 for _, reason in self.skipped if reason in COVERAGE_GAPS),
             "skipped": _skipped(self.skipped),
             "matches": matches[offset : offset + limit],
         }
@@ -200,8 +200,8 @@ class FakeGit:
             "merge_bases": [revision.ljust(40, "0")],
             "commits_visited": 4,
             "walk_limit": 1000,
-            "complete": True,
-            "incomplete_reason": None,
+            "walk_finished": True,
+            "walk_stopped_by": None,
         }
 
     def changes(
@@ -255,8 +255,8 @@ class FakeGit:
             "commits_visited": 4,
             "blobs_compared": 2,
             "limits": {"walk_commits": 1000, "commits": 100, "blobs": 100},
-            "complete": True,
-            "incomplete_reasons": [],
+            "examined_in_full": True,
+            "examination_gaps": [],
             "skipped": {"total": 0, "by_reason": {}, "paths": [], "paths_truncated": False},
             "commits": page,
         }

@@ -1,4 +1,4 @@
-"""Capture v1 and CaptureStore: content addressing, append-only atomic writes, no secrets."""
+"""Capture v2 and CaptureStore: content addressing, append-only atomic writes, no secrets."""
 
 from __future__ import annotations
 
@@ -68,8 +68,8 @@ def test_capture_document(research: ProjectResearch) -> None:
     capture = research.capture(ROWS_QUERY)
     document = capture.document
     assert document["format"] == "viano-project-capture"
-    assert document["format_version"] == 1
-    assert document["schema"] == "project-result-v1"
+    assert document["format_version"] == 2
+    assert document["schema"] == "project-result-v2"
     assert document["request"] == ROWS_QUERY
     assert document["origin"] == {
         "kind": "database",
@@ -77,8 +77,8 @@ def test_capture_document(research: ProjectResearch) -> None:
         "snapshot_id": SNAPSHOT,
     }
     assert document["result"]["query"] == ROWS_QUERY
-    schema_validator("project-capture-v1").validate(dict(document))
-    schema_validator("project-result-v1").validate(document["result"])
+    schema_validator("project-capture-v2").validate(dict(document))
+    schema_validator("project-result-v2").validate(document["result"])
     assert capture.data == orjson.dumps(dict(document), option=orjson.OPT_SORT_KEYS)
     assert capture.sha256 == hashlib.sha256(capture.data).hexdigest()
     assert capture.request == ROWS_QUERY and capture.origin == document["origin"]
@@ -286,7 +286,9 @@ def test_capture_document_is_checked(research: ProjectResearch) -> None:
     good = dict(research.capture(ROWS_QUERY).document)
     for bad in (
         {**good, "extra": 1},
-        {**good, "format_version": 2},
+        {**good, "format_version": 3},
+        {**good, "format_version": 1},  # a version 1 capture holds a version 1 result
+        {**good, "schema": "project-result-v1"},
         {**good, "request": {**ROWS_QUERY, "limit": 11}},  # differs from the result's query
         {**good, "origin": {"kind": "git", "url": URL, "commit": COMMIT}},
         {**good, "result": {**good["result"], "coverage": {}}},

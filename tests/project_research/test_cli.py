@@ -97,7 +97,7 @@ def test_prints_the_result(
     code, out, err = run_main(capsys, "--config", "project.toml", "--query", "query.json")
     assert (code, err) == (0, "")
     result = json.loads(out)
-    schema_validator("project-result-v1").validate(result)
+    schema_validator("project-result-v2").validate(result)
     assert result["query"] == QUERY
     assert result["origin"]["database"] == "cata_world"
     assert [row["entry"] for row in result["result"]["rows"]] == [1, 2]

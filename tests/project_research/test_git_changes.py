@@ -124,8 +124,8 @@ def test_the_changed_lines_are_what_git_log_p_shows(history: History, tmp_path: 
     # of the repository and holds no lines.
     skipped = result["skipped"]["by_reason"]
     assert skipped == {"binary": 1, "not_utf8": 1}
-    assert result["incomplete_reasons"] == ["files_skipped"]
-    assert result["complete"] is False and answer["coverage"]["files_unsearched"] == 1
+    assert result["examination_gaps"] == ["files_skipped"]
+    assert result["examined_in_full"] is False and answer["coverage"]["files_unsearched"] == 1
     first = result["commits"][0]
     assert first["summary"] == f"step {len(STEPS) - 1}"
     assert first["author_time"] == f"2024-01-01T00:{len(STEPS) + len(SIDE) + 1:02d}:00Z"
@@ -138,7 +138,7 @@ def test_a_path_prefix_narrows_the_files(history: History, tmp_path: Path) -> No
     ]
     paths = {c["path"] for commit in result["commits"] for c in commit["changes"]}
     assert paths == {"sql/updates/1.sql"}
-    assert result["complete"] is True and result["skipped"]["total"] == 0
+    assert result["examined_in_full"] is True and result["skipped"]["total"] == 0
 
 
 def test_pages_cut_the_matching_commits(history: History, tmp_path: Path) -> None:
@@ -155,7 +155,7 @@ def test_the_same_commit_has_no_range(history: History, tmp_path: Path) -> None:
     pinned = history.commits[-1]
     result = changes(history.path, pinned, pinned, research_dir=tmp_path)["result"]
     assert (result["relation"], result["range_commits"], result["commits"]) == ("same", 0, [])
-    assert result["complete"] is True
+    assert result["examined_in_full"] is True
 
 
 @pytest.mark.parametrize(
@@ -217,7 +217,7 @@ def test_each_bound_is_stated_when_reached(
     result = changes(
         history.path, since, pinned, research_dir=tmp_path, source_kw=source_kw, path_prefix="src/"
     )["result"]
-    assert result["complete"] is False and result["incomplete_reasons"] == [reason]
+    assert result["examined_in_full"] is False and result["examination_gaps"] == [reason]
     if reason == "walk_limit":
         assert (result["relation"], result["range_commits"], result["commits"]) == (
             "undetermined",
@@ -260,7 +260,7 @@ def test_a_partial_clone_counts_absent_blobs_as_missing(tmp_path: Path) -> None:
         "result"
     ]
     assert result["skipped"]["by_reason"] == {"missing": 1}
-    assert result["incomplete_reasons"] == ["files_skipped"]
+    assert result["examination_gaps"] == ["files_skipped"]
     assert [c["path"] for c in result["commits"][0]["changes"]] == ["small.sql"]
 
 
@@ -299,5 +299,5 @@ def test_generated_histories_agree_with_git(
     made = build_history(root / "repo", steps, side=side, branch_at=0, merge_at=merge_at)
     since = made.commits[min(since_at, len(made.commits) - 1)]
     result = changes(made.path, since, made.commits[-1], GEN_TERMS, research_dir=root)["result"]
-    assert result["complete"] is True
+    assert result["examined_in_full"] is True
     check_against_git(made.path, since, made.commits[-1], GEN_TERMS, result, set())

@@ -58,7 +58,7 @@ def test_too_many_bytes_is_rejected_never_cut(repo: FixtureRepo) -> None:
     assert err.value.code == "selection_too_large" and err.value.details["what"] == "bytes"
     assert err.value.details["selected"] > 1 << 20
     assert source.cache_info()["blobs_read"] == 0
-    assert search(source, path_prefix="src/")["complete"] is True
+    assert search(source, path_prefix="src/")["files_unsearched"] == 0
     # A file skipped as too large is never read, so it does not count either.
     small_files = GitSource(
         repo.path, repo.first, url=URL, max_total_bytes=1 << 20, max_file_bytes=1 << 20
@@ -153,7 +153,7 @@ def test_a_blob_gone_after_the_listing_is_a_gap_not_an_outage(tmp_path: Path) ->
     blob = fresh.blob_id(fresh.first, "src/game/Spell.h")
     (fresh.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     answer = search(source, path_prefix="src/game/")
-    assert answer["complete"] is False
+    assert answer["files_unsearched"] == 1
     assert answer["skipped"]["by_reason"]["missing"] == 1
     assert search(source, path_prefix="sql/")["total"] == 2  # the rest is still readable
 

@@ -79,25 +79,25 @@ def test_a_search_answers_from_the_files_the_clone_holds(repo: PartialClone) -> 
     source = GitSource(repo.clone, repo.commit, url=URL)
     answer = search(source)
     assert [m["path"] for m in answer["matches"]] == ["data/sql/updates/one.sql", "src/small.cpp"]
-    assert answer["complete"] is False
+    assert answer["files_unsearched"] == len(LARGE)
     assert answer["skipped"]["by_reason"] == {"missing": len(LARGE)}
     assert skipped_missing(answer) == sorted(LARGE)
     symbol = source.symbol(symbol=NEEDLE, path_prefix="src/", offset=0, limit=10)
-    assert (symbol["total"], symbol["complete"], skipped_missing(symbol)) == (
+    assert (symbol["total"], symbol["files_unsearched"], skipped_missing(symbol)) == (
         1,
-        False,
+        1,
         ["src/huge.cpp"],
     )
     registration = source.registration(symbol=NEEDLE, path_prefix=None, offset=0, limit=10)
-    assert registration["complete"] is False
+    assert registration["files_unsearched"] > 0
     schema = source.schema(text=NEEDLE, case_sensitive=True, offset=0, limit=10)
-    assert (schema["total"], schema["complete"], skipped_missing(schema)) == (
+    assert (schema["total"], schema["files_unsearched"], skipped_missing(schema)) == (
         1,
-        False,
+        1,
         ["data/sql/base/world.sql"],
     )
     # Where nothing is missing, the answer is complete as before.
-    assert search(source, path_prefix="data/sql/updates/")["complete"] is True
+    assert search(source, path_prefix="data/sql/updates/")["files_unsearched"] == 0
     files = source.files(text=".cpp", path_prefix=None, offset=0, limit=10)
     # A file the clone does not hold is still a file of the commit: listed, size unknown.
     assert [(f["path"], f["size"], f.get("absent")) for f in files["files"]] == [
@@ -126,7 +126,7 @@ def test_a_blob_gone_after_the_listing_is_skipped_as_missing(tmp_path: Path) -> 
     blob = git(fresh.source, "rev-parse", f"{fresh.commit}:src/small.cpp")
     (fresh.source / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     answer = search(source, path_prefix="src/")
-    assert (answer["total"], answer["complete"]) == (100, False)  # src/huge.cpp
+    assert (answer["total"], answer["files_unsearched"]) == (100, 1)  # src/huge.cpp
     assert skipped_missing(answer) == ["src/small.cpp"]
     with pytest.raises(ResearchError) as err:
         source.read(path="src/small.cpp", start_line=1, end_line=1)
@@ -184,7 +184,7 @@ def test_a_listing_with_an_absent_file_is_a_complete_project_result(
     source = GitSource(repo.clone, repo.commit, url=URL)
     research = ProjectResearch(make_config(tmp_path), git=source)
     query = {"kind": "source.files", "text": "huge", "offset": 0, "limit": 10}
-    result = research.query(query)  # checked against project-result-v1 on the way out
+    result = research.query(query)  # checked against project-result-v2 on the way out
     assert result["result"]["files"] == [
         {"path": "src/huge.cpp", "blob": result["result"]["files"][0]["blob"], "size": None,
          "absent": "missing"}

@@ -126,7 +126,8 @@ def test_the_walk_bound_leaves_the_relation_undetermined_and_incomplete(
     answer = ask(history, tmp_path, history.commits["c0"], max_walk_commits=3)
     result = answer["result"]
     assert result["relation"] == "undetermined"
-    assert (result["complete"], result["incomplete_reason"]) == (False, "walk_limit")
+    assert (result["walk_finished"], result["walk_stopped_by"]) == (False, "walk_limit")
+    assert "complete" not in result and "incomplete_reason" not in result
     assert result["commits_visited"] <= 3 and result["walk_limit"] == 3
     assert answer["coverage"] == {"complete": False}
     assert result["commit"] == history.commits["c0"]  # resolved all the same

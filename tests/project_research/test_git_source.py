@@ -219,8 +219,8 @@ def test_skipped_files_are_reported_never_decoded(source: GitSource) -> None:
     assert skipped["by_reason"] == {"binary": 1, "not_utf8": 1, "submodule": 1, "symlink": 2}
     assert skipped["total"] == 5 and skipped["paths_truncated"] is False
     assert [item["path"] for item in skipped["paths"]] == sorted(by_path, key=str.encode)
-    # not_utf8 could hide a hit: this search is not complete.
-    assert result["complete"] is False
+    # not_utf8 could hide a hit: one file unsearched (version 1 said complete: false).
+    assert result["files_unsearched"] == 1 and "complete" not in result
     assert all(m["path"] not in by_path for m in result["matches"])
 
 
@@ -239,7 +239,7 @@ def _is_utf8(data: bytes) -> bool:
 
 def test_complete_below_a_clean_prefix(source: GitSource) -> None:
     result = search(source, path_prefix="src/game/Spell")
-    assert result["complete"] is True
+    assert result["files_unsearched"] == 0
     assert result["skipped"]["total"] == 0
     assert {m["path"] for m in result["matches"]} == {"src/game/Spell.cpp", "src/game/Spell.h"}
 
@@ -248,7 +248,7 @@ def test_too_large_files_are_skipped_unread(repo: FixtureRepo) -> None:
     small = GitSource(repo.path, repo.first, url=URL, max_file_bytes=BIG_FILE_BYTES // 2)
     result = search(small, path_prefix="data/")
     assert {"path": "data/big.txt", "reason": "too_large"} in result["skipped"]["paths"]
-    assert result["complete"] is False
+    assert result["files_unsearched"] == 2  # data/big.txt and data/latin1.txt (not_utf8)
     assert small.cache_info()["blobs_read"] == 2  # binary.bin and latin1.txt only
     big = GitSource(repo.path, repo.first, url=URL)
     [hit] = search(big, path_prefix="data/")["matches"]
@@ -304,7 +304,7 @@ def test_registration_is_the_symbol_search_labelled(source: GitSource) -> None:
 def test_schema_searches_sql_files_only(source: GitSource) -> None:
     result = source.schema(text=NEEDLE, case_sensitive=True, offset=0, limit=100)
     assert [m["path"] for m in result["matches"]] == ["sql/updates/2024_01_01.SQL", "sql/world.sql"]
-    assert result["complete"] is True and result["skipped"]["total"] == 0
+    assert result["files_unsearched"] == 0 and result["skipped"]["total"] == 0
     folded = source.schema(text="create table", case_sensitive=False, offset=0, limit=100)
     assert [m["line"] for m in folded["matches"]] == [1]
 
@@ -511,7 +511,7 @@ def test_page_limit_follows_max_page(repo: FixtureRepo) -> None:
 
 # --- the result schema -------------------------------------------------------------
 
-RESULT_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "project-result-v1.schema.json"
+RESULT_SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "project-result-v2.schema.json"
 
 
 def test_results_fit_the_result_schema(source: GitSource) -> None:
@@ -552,5 +552,5 @@ def test_a_prefix_no_path_starts_with_is_refused_not_an_empty_answer(source: Git
     none = source.search(
         text="no such text anywhere", case_sensitive=True, path_prefix="src/", offset=0, limit=5
     )
-    assert none["total"] == 0 and none["files_searched"] > 0 and none["complete"] is True
+    assert none["total"] == 0 and none["files_searched"] > 0 and none["files_unsearched"] == 0
     assert source.files(text="no such name", path_prefix="src/", offset=0, limit=5)["total"] == 0

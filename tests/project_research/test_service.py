@@ -445,8 +445,8 @@ def research(tmp_path: Path, git: FakeGit, db: FakeDatabase) -> ProjectResearch:
 
 
 def check_result(result: dict[str, Any], query: dict[str, Any]) -> None:
-    schema_validator("project-result-v1").validate(result)
-    assert result["format"] == "viano-project-result" and result["format_version"] == 1
+    schema_validator("project-result-v2").validate(result)
+    assert result["format"] == "viano-project-result" and result["format_version"] == 2
     assert result["query"] == query
     digest = hashlib.sha256(orjson.dumps(query, option=orjson.OPT_SORT_KEYS)).hexdigest()
     assert result["query_sha256"] == digest

@@ -55,7 +55,7 @@ def test_json_is_one_references_v1_document(config: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
-    assert check("references-v1", document) is None
+    assert check("references-v2", document) is None
     assert document["snapshots"] is None
     assert document["database"]["total"] > 0
 

@@ -26,6 +26,7 @@ from viano_bug_analysis.errors import EnrichmentError
 from viano_bug_analysis.project_research import Capture, ProjectResearch
 from viano_bug_analysis.project_research.config import ResearchConfig
 from viano_bug_analysis.project_research.protocol import Research
+from viano_bug_analysis.project_research.result_versions import current_body
 
 FACT_KIND = "report_revision"
 QUERY_KIND = "source.revision"
@@ -180,7 +181,7 @@ def journaled_revision_step(
         fact["statement"] = statement(fact, pinned=pin is not None)
         return RevisionStep(fact, [record])
     capture = outcome.capture
-    result = capture.result["result"]
+    result = current_body(capture.result)  # a replayed capture may be version 1
     fact.update(
         {
             "resolution": result["resolution"],
@@ -191,8 +192,10 @@ def journaled_revision_step(
             "pinned_only": result["pinned_only"],
             "reported_only": result["reported_only"],
             "merge_bases": result["merge_bases"],
-            "complete": result["complete"],
-            "incomplete_reason": result["incomplete_reason"],
+            # The fact keeps its names (its model-facing shape is unchanged); the
+            # result's are walk_finished and walk_stopped_by since version 2.
+            "complete": result["walk_finished"],
+            "incomplete_reason": result["walk_stopped_by"],
             "statement": statement(result, pinned=pin is not None),
             "provenance": {
                 "capture_sha256": capture.sha256,
@@ -219,7 +222,7 @@ def statement(result: Mapping[str, Any], *, pinned: bool) -> str:
         f"{bases[0][:12] if bases else '?'}: {_commits(after)} on the report's side, "
         f"{_commits(before)} on the other",
         "unrelated": f"no common history with {target}",
-        "undetermined": f"relation to {target} unknown ({result.get('incomplete_reason')})",
+        "undetermined": f"relation to {target} unknown ({_stopped_by(result)})",
         "ambiguous": f"ambiguous: {result.get('candidate_count')} commits start with it",
         "not_in_repository": f"not a commit of the repository ({result.get('resolution')})",
         None: "not looked up: not a commit ID of 7 to 40 hexadecimal digits"
@@ -229,6 +232,11 @@ def statement(result: Mapping[str, Any], *, pinned: bool) -> str:
     if pinned:
         words += "; source research reads the report's commit (--at-report-revision)"
     return words
+
+
+def _stopped_by(result: Mapping[str, Any]) -> Any:
+    # A project result (version 2) says walk_stopped_by, the fact incomplete_reason.
+    return result.get("walk_stopped_by", result.get("incomplete_reason"))
 
 
 def _commits(n: int | None) -> str:

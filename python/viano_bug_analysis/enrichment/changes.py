@@ -36,6 +36,7 @@ from typing import Any, Protocol
 from viano_bug_analysis.enrichment.engine import AskingPhase
 from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.project_research import Capture
+from viano_bug_analysis.project_research.result_versions import current_body
 
 FACT_KIND = "project_change_since_report"
 QUERY_KIND = "source.changes"
@@ -146,10 +147,10 @@ def _ask_and_state(ctx: PhaseContext, since: str, terms: list[str]) -> None:
             return  # the budget or a refusal: the engine states either
         pages += 1
         capture = outcome.capture
-        result = capture.result["result"]
+        result = current_body(capture.result)  # a replayed capture may be version 1
         for index, commit in enumerate(result["commits"]):
             _commit_fact(ctx, capture, result, index, commit)
-        if not result["complete"] and pages == 1:
+        if not result["examined_in_full"] and pages == 1:
             _coverage_fact(ctx, capture, result)
         offset = result["next_offset"]
     if offset is not None:
@@ -208,13 +209,13 @@ def _coverage_fact(ctx: PhaseContext, capture: Capture, result: Mapping[str, Any
         "project_context_coverage",
         reason="changes_incomplete",
         since=result["since"],
-        incomplete_reasons=list(result["incomplete_reasons"]),
+        incomplete_reasons=list(result["examination_gaps"]),
         range_commits=result["range_commits"],
         commits_examined=result["commits_examined"],
         files_skipped=dict(result["skipped"]["by_reason"]),
         provenance=ctx.provenance(capture, "/result"),
         statement="the changes since the report's revision were not all compared ("
-        + ", ".join(result["incomplete_reasons"])
+        + ", ".join(result["examination_gaps"])
         + "); a commit left out may change these entities' lines too",
     )
 

@@ -730,14 +730,19 @@ class Enricher:
                 provenance=provenance,
                 statement="no line at the pinned commit names this symbol as a whole word",
             )
-        if not result["complete"]:
+        # coverage.complete reads the same in both result versions: the first and
+        # only page, and no file left unsearched that could hide a line.
+        if not capture.result["coverage"]["complete"]:
             self._fact(
                 "project_context_coverage",
                 reason="source_hits_limit",
                 symbol=work.query["symbol"],
                 returned=len(matches),
                 statement="more lines name this symbol than symbol_hits; only the first page "
-                "was read",
+                "was read"
+                if result["truncated"]
+                else "some files could not be searched (too large, not UTF-8 or not in this "
+                "clone); lines naming this symbol in them are not listed",
             )
         return self._fact(
             "project_source_hits",
@@ -757,7 +762,7 @@ class Enricher:
         purpose = work.purpose
         typed = references.constant_pattern(purpose["prefixes"], purpose["entity_id"])
         result = capture.result["result"]
-        if not result["complete"] or result.get("truncated"):
+        if not capture.result["coverage"]["complete"]:
             self._fact(
                 "project_context_coverage",
                 reason="source_hits_limit",

@@ -6,9 +6,9 @@
 passes through unchanged; a ``references`` query runs the same search as
 ``vba references`` (``reference_search.find_references``, without the case's
 snapshots, which the model reads through its own snapshot operations) and
-answers it as one project-result-v1 document:
+answers it as one project-result-v2 document:
 
-* ``result`` is the references-v1 document. Its rows and lines name the part
+* ``result`` is the references-v2 document. Its rows and lines name the part
   captures they came from (``capture_sha256`` and a JSON Pointer), and its
   ``captures`` holds those part documents, so the one stored capture carries
   every proof (``captures.check_parts`` verifies them on every read);
@@ -35,6 +35,7 @@ from viano_bug_analysis.enrichment.reference_search import (
 from viano_bug_analysis.errors import EnrichmentError
 from viano_bug_analysis.project_research.captures import REFERENCES_KIND, Capture
 from viano_bug_analysis.project_research.errors import ResearchError
+from viano_bug_analysis.project_research.result_versions import CURRENT_VERSION
 from viano_bug_analysis.project_research.service import (
     ProjectResearch,
     frozen_result,
@@ -64,7 +65,7 @@ class ReferenceResearch:
         self.research.close()
 
     def query(self, query: Mapping[str, Any]) -> dict[str, Any]:
-        """A project-result-v1 document, as ``ProjectResearch.query`` answers."""
+        """A project-result-v2 document, as ``ProjectResearch.query`` answers."""
         document = validate_query(query, self.config.limits)
         if document["kind"] != REFERENCES_KIND:
             return self.research.query(document)
@@ -85,7 +86,7 @@ class ReferenceResearch:
         return frozen_result(
             {
                 "format": "viano-project-result",
-                "format_version": 1,
+                "format_version": CURRENT_VERSION,
                 "query": dict(query),
                 "query_sha256": query_sha256(query),
                 "origin": _origin(self.profile.name, document),
@@ -123,7 +124,7 @@ def _coverage(document: Mapping[str, Any]) -> dict[str, Any]:
     source_complete = (
         source["available"]
         and source["literal"]["count_exact"]
-        and source["literal"]["complete"]
+        and source["literal"]["files_unsearched"] == 0
         and all(c["count_exact"] for c in source["constants"])
     )
     return {

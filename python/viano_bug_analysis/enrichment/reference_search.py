@@ -42,10 +42,11 @@ from viano_bug_analysis.project_research.captures import Capture
 from viano_bug_analysis.project_research.config import ResearchConfig
 from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.protocol import Research
+from viano_bug_analysis.project_research.result_versions import CURRENT_VERSION, current_body
 from viano_bug_analysis.snapshot.text_search import contains_word
 
 FORMAT = "viano-references"
-SCHEMA = "references-v1"
+SCHEMA = "references-v2"
 ROWS_POINTER = "/result/result/rows"
 MATCHES_POINTER = "/result/result/matches"
 MAX_ID = 2**63 - 1
@@ -115,7 +116,7 @@ def find_references(
     value: int,
     bounds: Bounds | None = None,
 ) -> dict[str, Any]:
-    """The ``references-v1`` document of ``value`` as ``entity_type`` (snapshots: null)."""
+    """The ``references-v2`` document of ``value`` as ``entity_type`` (snapshots: null)."""
     check_request(profile, entity_type, value)
     bounds = bounds or Bounds()
     collected = _Collected()
@@ -124,7 +125,7 @@ def find_references(
     source = _unavailable_or(lambda: _source(*asked))
     return {
         "format": FORMAT,
-        "format_version": 1,
+        "format_version": CURRENT_VERSION,
         "profile": profile.name,
         "entity_type": entity_type,
         "id": value,
@@ -274,12 +275,13 @@ def _source(
     pages: list[Capture] = []
     words: list[dict[str, Any]] = []
     undecided = 0
-    complete = True
+    unsearched = 0
     while True:
         capture = collected.keep(research.capture(query))
         pages.append(capture)
         result = capture.result
-        complete = complete and result["result"]["complete"]
+        # Every page searched the same files: the count is the same on each.
+        unsearched = max(unsearched, current_body(result)["files_unsearched"])
         for index, match in enumerate(result["result"]["matches"]):
             if contains_word(match["text"], digits):
                 words.append(_line(capture, index, match))
@@ -295,7 +297,7 @@ def _source(
         "text": digits,
         "count": len(words),
         "count_exact": read_all and undecided == 0,
-        "complete": complete,
+        "files_unsearched": unsearched,
         "literal_lines": literal_total,
         "lines_read": sum(len(p.result["result"]["matches"]) for p in pages),
         "lines": words[: bounds.shown],
@@ -338,7 +340,7 @@ def _constants(
                 # The symbol search counts every line past its page; only a
                 # file it could not search (too large, not UTF-8) leaves it short.
                 "count": result["total"],
-                "count_exact": result["complete"],
+                "count_exact": current_body(capture.result)["files_unsearched"] == 0,
                 "lines": [_line(capture, i, m) for i, m in enumerate(result["matches"])][
                     : bounds.shown
                 ],

@@ -123,8 +123,10 @@ def matches_of(outcome: StepOutcome | None) -> tuple[list[dict[str, Any]], bool]
     """The lines of a source answer and whether they are all there are."""
     if outcome is None or outcome.capture is None:
         return None
-    result = outcome.capture.result["result"]
-    return list(result["matches"]), bool(result["complete"]) and not result.get("truncated")
+    # coverage.complete (the same in both result versions): the first and only
+    # page, and no file left unsearched that could hide a line.
+    answer = outcome.capture.result
+    return list(answer["result"]["matches"]), bool(answer["coverage"]["complete"])
 
 
 def symbol_query(ctx: PhaseContext, symbol: str) -> dict[str, Any]:

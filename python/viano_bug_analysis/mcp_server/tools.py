@@ -156,7 +156,7 @@ class McpTools:
                     "source.changes, database.tables, database.schema, database.rows, "
                     "database.count.",
                     load_schema("project-query-v1"),
-                    load_schema("project-result-v1"),
+                    load_schema("project-result-v2"),
                 )
             )
         if "project_references" in self._handlers:
@@ -170,7 +170,7 @@ class McpTools:
                     "where they are used, and the case package's own snapshots. Every row and "
                     "line names its capture (SHA-256 and JSON Pointer). Read-only.",
                     load_schema(REFERENCES_ARGUMENTS_SCHEMA),
-                    load_schema("references-v1"),
+                    load_schema("references-v2"),
                 )
             )
         return specs

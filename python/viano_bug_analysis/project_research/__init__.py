@@ -3,8 +3,8 @@
     from viano_bug_analysis.project_research import CaptureStore, ProjectResearch, load_config
 
     with ProjectResearch(load_config("config/project.local.toml")) as research:
-        result = research.query(query)          # project-result-v1 document
-        capture = research.capture(query)       # the same answer as capture v1
+        result = research.query(query)          # project-result-v2 document
+        capture = research.capture(query)       # the same answer as capture v2
     CaptureStore(package_dir).put(capture)      # (sha256, is_new); the caller stores, never a tool
 
 See docs/project-research-v1.md. The providers (``git_source.GitSource``,

@@ -4,7 +4,7 @@
     vba research --config CONFIG.toml --query QUERY.json [--pretty] [--no-cache]
 
 ``QUERY.json`` holds one project-query-v1 object (``-`` reads it from stdin).
-The project-result-v1 document goes to stdout.
+The project-result-v2 document goes to stdout.
 
 Exit codes are the table of every command (``viano_bug_analysis.exit_codes``,
 docs/errors.md); the ones this command can end with:

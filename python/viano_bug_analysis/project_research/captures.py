@@ -1,11 +1,18 @@
-"""Capture format v1 and the append-only capture store of a case package.
+"""Captures (format v2, and v1 as stored) and the append-only capture store of a case package.
 
 A capture is what a ProjectResearch answer looks like as evidence:
 
-    {"format": "viano-project-capture", "format_version": 1,
-     "schema": "project-result-v1", "request": <the query>,
+    {"format": "viano-project-capture", "format_version": 2,
+     "schema": "project-result-v2", "request": <the query>,
      "origin": <git: kind, url, commit | database: kind, database, snapshot_id>,
-     "result": <the project-result-v1 document>}
+     "result": <the project-result-v2 document>}
+
+A capture's version is its result's: capture v1 holds a project-result-v1
+document (whose git answers still say ``complete`` for what version 2 names
+``files_unsearched``, ``examined_in_full`` and ``walk_finished``: see
+``result_versions``), capture v2 a project-result-v2 one. New captures are
+v2; a stored v1 capture reads, verifies and keeps its SHA-256 exactly as it
+was stored, each version checked strictly against its own schemas.
 
 Its identity is the SHA-256 of its compact form (UTF-8, keys sorted, no
 whitespace: ``jsonio.canonical_bytes``, integers of any size exact). The store keeps
@@ -49,10 +56,16 @@ from viano_bug_analysis.jsonio import (
 from viano_bug_analysis.schema_errors import describe_first, disagreement
 from viano_bug_analysis.schemas import fast_validator, schema_validator
 
-CAPTURE_SCHEMA = "project-capture-v1"
-RESULT_SCHEMA = "project-result-v1"
+CAPTURE_SCHEMA = "project-capture-v2"
+RESULT_SCHEMA = "project-result-v2"
 QUERY_SCHEMA = "project-query-v1"
-REFERENCES_SCHEMA = "references-v1"
+REFERENCES_SCHEMA = "references-v2"
+CAPTURE_VERSION = 2
+# Per capture version: its capture, result and references schemas.
+SCHEMAS: dict[int, tuple[str, str, str]] = {
+    1: ("project-capture-v1", "project-result-v1", "references-v1"),
+    2: (CAPTURE_SCHEMA, RESULT_SCHEMA, REFERENCES_SCHEMA),
+}
 # The project-query kind answered over both providers (enrichment.reference_query).
 REFERENCES_KIND = "references"
 CAPTURES_DIR = PackageLayout.CAPTURES
@@ -84,11 +97,13 @@ class Capture:
 
     @classmethod
     def from_result(cls, result: Mapping[str, Any]) -> Capture:
-        """Wraps a project-result-v1 document into a capture."""
+        """Wraps a project-result document into a capture of its version (new
+        answers are version 2; a version 1 result gives the v1 capture it was)."""
+        version = _version(result)
         document = {
             "format": "viano-project-capture",
-            "format_version": 1,
-            "schema": RESULT_SCHEMA,
+            "format_version": version,
+            "schema": SCHEMAS[version][1],
             "request": result["query"],
             "origin": result["origin"],
             "result": result,
@@ -97,7 +112,7 @@ class Capture:
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any]) -> Capture:
-        """Checks a capture against project-capture-v1, -result-v1 and -query-v1."""
+        """Checks a capture against project-capture, -result (of its version) and -query-v1."""
         _check(document)
         data = compact(document)
         # Parsed back so that the object holds plain JSON values, not caller objects.
@@ -144,10 +159,20 @@ class Capture:
         return result
 
 
+def _version(document: Mapping[str, Any]) -> int:
+    """The document's format version when it is one this package reads, else the
+    current one (whose schema then names what is wrong)."""
+    version = document.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version in SCHEMAS:
+        return version
+    return CAPTURE_VERSION
+
+
 def _check(document: Mapping[str, Any]) -> None:
+    capture_schema, result_schema, _ = SCHEMAS[_version(document)]
     checks: tuple[tuple[str, tuple[str, ...], Any], ...] = (
-        (CAPTURE_SCHEMA, (), document),
-        (RESULT_SCHEMA, ("result",), document.get("result")),
+        (capture_schema, (), document),
+        (result_schema, ("result",), document.get("result")),
         (QUERY_SCHEMA, ("request",), document.get("request")),
     )
     for name, prefix, value in checks:
@@ -163,11 +188,11 @@ def _check(document: Mapping[str, Any]) -> None:
             "capture_invalid", "capture request or origin differs from its result", {"path": ""}
         )
     if result["query"]["kind"] == REFERENCES_KIND:
-        check_parts(result["result"])
+        check_parts(result["result"], version=document["format_version"])
 
 
 def model_view(result: Mapping[str, Any]) -> Any:
-    """What a model is shown of a project-result-v1 answer, and what its citations
+    """What a model is shown of a project-result answer, and what its citations
     point into: the provider's result; of a references answer, the document
     without its part captures (they prove the rows and lines, which name them)."""
     body = result["result"]
@@ -176,26 +201,33 @@ def model_view(result: Mapping[str, Any]) -> Any:
     return body
 
 
-def check_parts(document: Mapping[str, Any]) -> None:
-    """A references answer (references-v1) proves itself: it satisfies its schema,
-    each part capture it holds is a valid capture whose SHA-256 is the one named,
+def check_parts(document: Mapping[str, Any], *, version: int = CAPTURE_VERSION) -> None:
+    """A references answer (references-v1 in a version 1 capture, references-v2 in
+    a version 2 one) proves itself: it satisfies its schema, each part capture it
+    holds is a valid capture of the same version whose SHA-256 is the one named,
     and every row and line names a part it holds."""
     prefix = ("result", "result")
-    if not fast_validator(REFERENCES_SCHEMA).is_valid(document):
-        found = describe_first(schema_validator(REFERENCES_SCHEMA), document, prefix)
+    schema = SCHEMAS[version][2]
+    if not fast_validator(schema).is_valid(document):
+        found = describe_first(schema_validator(schema), document, prefix)
         found = found or disagreement(prefix)
         raise CaptureError(
             "capture_invalid",
-            f"capture violates {REFERENCES_SCHEMA}: {found.message}",
+            f"capture violates {schema}: {found.message}",
             found.details(),
         )
     held = set()
     for index, part in enumerate(document["captures"]):
         where = {"path": f"/result/result/captures/{index}"}
         try:
-            sha256 = Capture.from_document(part["capture"]).sha256
+            held_capture = Capture.from_document(part["capture"])
         except CaptureError:
             raise CaptureError("capture_invalid", "a part capture is not valid", where) from None
+        if held_capture.document["format_version"] != version:
+            raise CaptureError(
+                "capture_invalid", "a part capture is of another capture version", where
+            )
+        sha256 = held_capture.sha256
         if sha256 != part["sha256"]:
             raise CaptureError(
                 "capture_invalid", "a part capture does not match its SHA-256", where
@@ -211,7 +243,7 @@ def check_parts(document: Mapping[str, Any]) -> None:
 
 
 def _named_parts(document: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(JSON Pointer, part SHA-256) of every row and line of a references-v1 document."""
+    """(JSON Pointer, part SHA-256) of every row and line of a references document."""
     named: list[tuple[str, str]] = []
     database = document["database"]
     for e, entry in enumerate(database.get("entries", ())):

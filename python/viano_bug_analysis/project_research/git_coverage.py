@@ -1,7 +1,9 @@
 """Which skipped files make a source search partial, defined once.
 
-The git source decides ``complete`` of its own answer with this set and the
-service counts ``files_unsearched`` of a capture with it; two copies had
+The git source counts ``files_unsearched`` of its own answer with this set
+and the service counts coverage ``files_unsearched`` (and so ``complete``)
+of a capture with it, as does the reading of a version 1 result by the
+version 2 names (``result_versions``); two copies had
 drifted apart before (a reason added to one would leave the other calling a
 search complete that is not).
 

@@ -19,20 +19,22 @@ Paths follow ``git_paths``.
 Answers are deterministic for a commit: files in byte order of their paths,
 hits in file order then line order, pages cut by ``offset``/``limit``. Every
 hit carries the blob ID, the SHA-256 of the blob's bytes and the 1-based line
-number. A search is ``complete`` when no selected file was left out for a
-reason that could hide a hit (``git_coverage.COVERAGE_GAPS``: ``too_large``,
-``not_utf8``, ``path_invalid``, ``missing``; a ``binary`` blob holds no text
-lines by definition, symlinks and submodules are no files of this
-repository).
+number. A search counts in ``files_unsearched`` the selected files left out
+for a reason that could hide a hit (``git_coverage.COVERAGE_GAPS``:
+``too_large``, ``not_utf8``, ``path_invalid``, ``missing``; a ``binary`` blob
+holds no text lines by definition, symlinks and submodules are no files of
+this repository). Whether an answer is ``complete`` (every answer to the
+query is in it: also the first and only page) is the service's coverage
+alone; no provider field carries that name (project-result-v2).
 
 A partial clone (``git clone --filter=blob:...``) names blobs in its trees
 that its object database does not hold: each such file is skipped as
-``missing`` (searches answer from the other files and are not complete; a
+``missing`` (searches answer from the other files and count it as unsearched; a
 ``read`` of it is refused with ``path_not_readable``, reason ``missing``).
 Only a missing or corrupt tree, commit or present-but-unreadable object makes
-the repository unavailable. Only a complete search with zero hits is an
-absence proof, and only for that commit and predicate. A hit is lexical: it
-proves no definition, registration or executed call.
+the repository unavailable. Only a complete search (coverage ``complete``)
+with zero hits is an absence proof, and only for that commit and predicate. A
+hit is lexical: it proves no definition, registration or executed call.
 
 Decoded blobs are cached by blob ID (immutable, so never stale) in an LRU of
 ``cache_bytes`` on the native side; the commit's listing is kept as well, so
@@ -341,7 +343,8 @@ class GitSource:
         both counts); ``unrelated`` (no common commit); ``ambiguous`` (several
         commits match: ``candidate_count``, the first ``candidates``);
         ``not_in_repository``; ``undetermined`` when the walk stopped first
-        (``incomplete_reason``: ``walk_limit`` or ``history_missing``).
+        (``walk_finished`` false, ``walk_stopped_by``: ``walk_limit`` or
+        ``history_missing``).
         """
         if not isinstance(revision, str) or _REVISION.fullmatch(revision) is None:
             raise _request_error("revision", "not_an_abbreviated_commit_id")
@@ -366,8 +369,8 @@ class GitSource:
             "merge_bases": [],
             "commits_visited": 0,
             "walk_limit": self.max_walk_commits,
-            "complete": True,
-            "incomplete_reason": None,
+            "walk_finished": True,
+            "walk_stopped_by": None,
         }
         if count == 0:
             resolution = "not_a_commit" if other_objects else "not_found"
@@ -388,8 +391,8 @@ class GitSource:
             "reported_only": reported_only,
             "merge_bases": bases,
             "commits_visited": visited,
-            "complete": incomplete is None,
-            "incomplete_reason": incomplete,
+            "walk_finished": incomplete is None,
+            "walk_stopped_by": incomplete,
         }
 
     def changes(
@@ -409,7 +412,8 @@ class GitSource:
         ``since_not_ancestor``. Bounded by ``max_walk_commits`` (the walk that
         finds the range), ``max_change_commits`` (commits examined, newest
         first) and ``max_change_blobs`` (distinct blobs compared); a bound
-        reached makes the answer incomplete and says which.
+        reached makes ``examined_in_full`` false and ``examination_gaps``
+        says which.
         """
         if not isinstance(since, str) or _COMMIT.fullmatch(since) is None:
             raise _request_error("since", "not_a_full_commit_id")
@@ -470,8 +474,8 @@ class GitSource:
                 "blobs": self.max_change_blobs,
                 "changes_per_commit": CHANGES_PER_COMMIT,
             },
-            "complete": not why,
-            "incomplete_reasons": why,
+            "examined_in_full": not why,
+            "examination_gaps": why,
             "skipped": _skipped_summary(reasons),
             "commits": [_changed_commit(commit, terms) for commit in page],
         }
@@ -509,7 +513,7 @@ class GitSource:
         return {
             **self._paging(total, offset, limit, len(hits)),
             "files_searched": files_searched,
-            "complete": not any(reason in COVERAGE_GAPS for _, reason in reasons),
+            "files_unsearched": sum(1 for _, reason in reasons if reason in COVERAGE_GAPS),
             "skipped": _skipped_summary(reasons),
             "matches": [
                 {

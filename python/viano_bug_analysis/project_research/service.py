@@ -2,8 +2,8 @@
 
     research = ProjectResearch(load_config("config/project.local.toml"))
     result = research.query({"kind": "source.symbol", "symbol": "npc_wild_wolpertinger",
-                             "offset": 0, "limit": 20})        # project-result-v1 dict
-    capture = research.capture(query)                          # the same, as capture v1
+                             "offset": 0, "limit": 20})        # project-result-v2 dict
+    capture = research.capture(query)                          # the same, as capture v2
 
 One call answers one query, in this order:
 
@@ -15,10 +15,12 @@ One call answers one query, in this order:
    ``source.*``, the database source for ``database.*`` (the database
    password is read only now). A kind whose provider is not configured is
    refused with ``provider_not_configured``;
-3. run the provider and wrap its answer into a ``project-result-v1``
+3. run the provider and wrap its answer into a ``project-result-v2``
    document with the query, its SHA-256, the origin (git URL and commit, or
    database and operator-assigned snapshot ID) and the coverage: what the
    answer proves about the exact predicate (see docs/project-research-v1.md).
+   ``coverage.complete`` is the only ``complete`` of a version 2 result
+   (version 1 results, still read as stored: ``result_versions``).
 
 Errors: ``ResearchError`` for a rejected query (codes below and the
 providers' own), ``ResearchUnavailable`` when a provider cannot be reached;
@@ -45,10 +47,11 @@ from viano_bug_analysis.project_research.captures import REFERENCES_KIND, Captur
 from viano_bug_analysis.project_research.config import Limits, ResearchConfig
 from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.git_coverage import COVERAGE_GAPS
+from viano_bug_analysis.project_research.result_versions import CURRENT_VERSION
 from viano_bug_analysis.schema_errors import Violation, check, pointer
 
 QUERY_SCHEMA = "project-query-v1"
-RESULT_SCHEMA = "project-result-v1"
+RESULT_SCHEMA = "project-result-v2"
 SOURCE_KINDS = (
     "source.files",
     "source.search",
@@ -270,7 +273,7 @@ def _paging(result: Mapping[str, Any], query: Mapping[str, Any]) -> dict[str, An
 
 
 def coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
-    """What the provider's answer covers of the exact query (project-result-v1 ``coverage``).
+    """What the provider's answer covers of the exact query (project-result-v2 ``coverage``).
 
     ``complete`` means every answer to the query's predicate is in this
     result: a first page without a further one and, for source searches, no
@@ -283,7 +286,7 @@ def coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, A
     kind = query["kind"]
     if kind == "source.revision":
         # Complete unless the walk stopped before the relation was known.
-        return {"complete": result.get("complete") is True}
+        return {"complete": result.get("walk_finished") is True}
     if kind == "source.changes":
         return _changes_coverage(query, result)
     if kind in SOURCE_KINDS:
@@ -312,7 +315,7 @@ def _changes_coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> di
     by_reason: Mapping[str, int] = (result.get("skipped") or {}).get("by_reason", {})
     whole = paging["offset"] == 0 and paging["next_offset"] is None
     return {
-        "complete": whole and result.get("complete") is True,
+        "complete": whole and result.get("examined_in_full") is True,
         **paging,
         "files_skipped": sum(by_reason.values()),
         "files_unsearched": sum(n for r, n in by_reason.items() if r in COVERAGE_GAPS),
@@ -327,11 +330,12 @@ def _source_coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dic
     skipped = result.get("skipped") or {}
     by_reason: Mapping[str, int] = skipped.get("by_reason", {})
     hiding = sum(n for reason, n in by_reason.items() if reason in COVERAGE_GAPS)
-    provider_complete = result.get("complete", True) is True
+    # The provider's own count (source.files has none) can only add to the gaps.
+    hiding = max(hiding, int(result.get("files_unsearched", 0)))
     hits = result.get("matches", ())
     whole = paging["offset"] == 0 and paging["next_offset"] is None
     return {
-        "complete": whole and hiding == 0 and provider_complete,
+        "complete": whole and hiding == 0,
         **paging,
         "files_searched": result.get("files_searched"),
         "files_skipped": int(skipped.get("total", 0)),
@@ -376,7 +380,7 @@ class ProjectResearch:
                 close()
 
     def query(self, query: Mapping[str, Any]) -> dict[str, Any]:
-        """Validates and answers ``query``; returns a project-result-v1 document."""
+        """Validates and answers ``query``; returns a project-result-v2 document."""
         document = validate_query(query, self.config.limits)
         kind = document["kind"]
         if kind == REFERENCES_KIND:
@@ -387,7 +391,7 @@ class ProjectResearch:
             result, origin = self._ask_database(document)
         answer = {
             "format": "viano-project-result",
-            "format_version": 1,
+            "format_version": CURRENT_VERSION,
             "query": document,
             "query_sha256": query_sha256(document),
             "origin": origin,
@@ -397,7 +401,7 @@ class ProjectResearch:
         return frozen_result(answer)
 
     def capture(self, query: Mapping[str, Any]) -> Capture:
-        """The answer to ``query`` as a capture v1 (not stored: see ``CaptureStore``)."""
+        """The answer to ``query`` as a capture v2 (not stored: see ``CaptureStore``)."""
         return Capture.from_result(self.query(query))
 
     # --- providers -----------------------------------------------------------------------
@@ -555,7 +559,7 @@ def _not_configured(provider: str) -> ResearchError:
 
 
 def frozen_result(answer: Mapping[str, Any]) -> dict[str, Any]:
-    """The answer as plain JSON, checked against project-result-v1.
+    """The answer as plain JSON, checked against project-result-v2.
 
     The round trip freezes it: later changes to provider objects (caches)
     cannot change what is validated, returned and captured.
@@ -569,7 +573,7 @@ def frozen_result(answer: Mapping[str, Any]) -> dict[str, Any]:
     if (found := check(RESULT_SCHEMA, document)) is not None:
         raise ResearchError(
             "provider_result_invalid",
-            "the provider's answer violates project-result-v1",
+            "the provider's answer violates project-result-v2",
             {"path": found.pointer, "rule": found.rule},
         )
     return document

@@ -40,7 +40,7 @@ def snapshot_references(
     *,
     shown: int = 20,
 ) -> dict[str, Any]:
-    """The ``snapshots`` part of a ``references-v1`` document."""
+    """The ``snapshots`` part of a ``references-v2`` document."""
     package, texts, tables = router.read_snapshots(package_path)
     digits = str(value)
     sources = []

@@ -3,7 +3,7 @@
 Every place the live project (and, with ``--package``, the case's own
 snapshots) uses the ID as that type: the map's database rows, whole-word
 literal lines and named constants (``enrichment.reference_search``). Human
-output is grouped, counts first; ``--json`` prints one ``references-v1``
+output is grouped, counts first; ``--json`` prints one ``references-v2``
 document. Exit codes are the table of every command: 2 for a rejected input
 (an unknown type names the profile's types), 3 when research is unavailable.
 """
@@ -124,8 +124,14 @@ def _source_lines(part: Mapping[str, Any]) -> list[str]:
             f"  (read {literal['lines_read']} of {literal['literal_lines']} lines holding the "
             "digits; the rest was not checked)"
         )
-    if not literal["complete"]:
-        lines.append("  (some files could not be searched: too large or not UTF-8)")
+    # references-v2 counts them; a references-v1 document (a stored version 1
+    # capture) only said whether there were any.
+    unsearched = literal.get("files_unsearched", 0 if literal.get("complete", True) else None)
+    if unsearched != 0:
+        many = "some" if unsearched is None else str(unsearched)
+        lines.append(
+            f"  ({many} file(s) could not be searched: too large, not UTF-8 or not in this clone)"
+        )
     lines += [_hit(hit) for hit in literal["lines"]]
     if len(literal["lines"]) < literal["count"]:
         lines.append(f"  … {literal['count'] - len(literal['lines'])} more (--limit, --json)")
@@ -175,7 +181,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--limit", type=_shown, default=20, help="rows or lines listed per group (default 20)"
     )
-    parser.add_argument("--json", action="store_true", help="print one references-v1 document")
+    parser.add_argument("--json", action="store_true", help="print one references-v2 document")
 
 
 def _shown(text: str) -> int:
