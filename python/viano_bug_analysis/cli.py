@@ -39,7 +39,11 @@ table is printed by ``--help``); a typed error goes to stderr as one JSON
 line ``{error, message, details}``. Nothing printed on stderr contains
 source text, rows or request values. ``--profile`` (default ``vcore``)
 selects the project profile: enrichment rules and schema adapter
-(``viano_bug_analysis.profiles``).
+(``viano_bug_analysis.profiles``). The commands that answer snapshot queries
+(query, interpret, investigate, triage, references, mcp) also take
+``--no-digest-cache``: hash every selected attachment and verify every used
+member on every batch, and neither read nor write the router's digest cache
+(docs/case-package-v1.md, "The digest cache").
 """
 
 from __future__ import annotations

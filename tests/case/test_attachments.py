@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from tests.case import build_sample, edit_case
-from viano_bug_analysis.case import load_package, verify_attachment, verify_package
-from viano_bug_analysis.case import digest_cache
+from viano_bug_analysis.case import digest_cache, load_package, verify_attachment, verify_package
 from viano_bug_analysis.case import package as package_module
 from viano_bug_analysis.case.package import CasePackage, clear_digest_cache
 from viano_bug_analysis.errors import CaseError

@@ -194,9 +194,7 @@ def test_truncated(package: CasePackage, user_dir: Path) -> None:
     assert err.details["reason"] == "SHA-256 differs from the manifest"
 
 
-def test_a_change_is_detected_by_a_second_process_too(
-    package: CasePackage, user_dir: Path
-) -> None:
+def test_a_change_is_detected_by_a_second_process_too(package: CasePackage, user_dir: Path) -> None:
     first = cache(user_dir)
     _warm(package, first)
     first.flush(package.path)
@@ -224,9 +222,7 @@ def test_a_second_cache_trusts_the_stored_entries(
     assert first.location(package.path) == "package"
     second = cache(user_dir)
     assert not verify_attachment(package, WOWSRC, digests=second).hashed
-    assert second.verified_members(package.path, package.attachments[WOWSRC].sha256) == {
-        "a" * 32
-    }
+    assert second.verified_members(package.path, package.attachments[WOWSRC].sha256) == {"a" * 32}
     assert len(hashes) == 1
     assert not user_dir.exists()  # a writable package keeps its cache itself
 
@@ -246,9 +242,7 @@ def test_the_stored_file_names_no_path_or_member(package: CasePackage, user_dir:
     assert isinstance(parse_cache(data), dc._Parsed)
 
 
-def test_a_real_second_process_uses_the_stored_digest(
-    package: CasePackage, user_dir: Path
-) -> None:
+def test_a_real_second_process_uses_the_stored_digest(package: CasePackage, user_dir: Path) -> None:
     script = f"""
 import hashlib, sys
 sys.path.insert(0, {str(REPO)!r})

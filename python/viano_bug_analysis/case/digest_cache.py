@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import re
 import secrets
@@ -80,6 +79,7 @@ from typing import Any
 
 from viano_bug_analysis.durable import PackageFiles, PackageLayout, compact_json, parse_document
 from viano_bug_analysis.errors import PackageFileError
+from viano_bug_analysis.jsonio import sha256_hex
 
 FORMAT = "viano-digest-cache"
 FORMAT_VERSION = 1
@@ -123,7 +123,7 @@ class FileIdentity:
 def member_key(name: str, sha256: str, size: int) -> str:
     """The stored key of a verified member: 32 hex digits of SHA-256 over its declaration."""
     text = f"{name}\0{sha256}\0{size}".encode("utf-8", "surrogatepass")
-    return hashlib.sha256(text).hexdigest()[:32]
+    return sha256_hex(text)[:32]
 
 
 def _version() -> str:
@@ -530,7 +530,7 @@ def _user_location(user_dir: Path | None, root: str) -> _Location | None:
     directory = user_cache_directory(user_dir)
     if directory is None or not _private_directory(directory):
         return None
-    name = hashlib.sha256(os.fsencode(root)).hexdigest()[:32] + ".json"
+    name = sha256_hex(os.fsencode(root))[:32] + ".json"
     return _UserLocation(directory, name)
 
 

@@ -275,8 +275,8 @@ class InvestigationToolRouter:
             learned += [_key(e) for e in sources]
             if self._text_cache_limit:
                 for entry, text in zip(sources, decoded, strict=True):
-                    key = (verified.sha256, entry.member, entry.sha256)
-                    self._keep_text(key, text, entry.size)
+                    kept = (verified.sha256, entry.member, entry.sha256)
+                    self._keep_text(kept, text, entry.size)
         for entry in (e for e in entries if e.kind == "database"):
             key = _key(entry)
             tables[entry.source_ref] = self._read_table(archive, entry, max_bytes, key in known)
