@@ -86,6 +86,7 @@ def test_a_file_written_just_before_its_hashing_is_hashed_on_every_use(
     package: CasePackage, user_dir: Path, hashes: list[int]
 ) -> None:
     digests = cache(user_dir, granule_ns=dc.GRANULE_NS)  # the default 2 s
+    os.utime(package.path / WOWSRC)  # its ctime: now
     for _ in range(3):
         assert verify_attachment(package, WOWSRC, digests=digests).hashed
     assert len(hashes) == 3
@@ -107,12 +108,14 @@ def test_a_settled_unchanged_file_is_hashed_once(
 def test_a_racy_entry_becomes_trusted_once_a_later_hash_finds_it_settled(
     package: CasePackage, user_dir: Path, hashes: list[int]
 ) -> None:
-    digests = cache(user_dir, granule_ns=400_000_000)  # 0.4 s
+    digests = cache(user_dir, granule_ns=1_500_000_000)
+    os.utime(package.path / WOWSRC)  # its ctime: now
     assert verify_attachment(package, WOWSRC, digests=digests).hashed
-    time.sleep(0.45)
+    assert verify_attachment(package, WOWSRC, digests=digests).hashed  # still racy
+    time.sleep(1.6)
     assert verify_attachment(package, WOWSRC, digests=digests).hashed  # now settled
     assert not verify_attachment(package, WOWSRC, digests=digests).hashed
-    assert len(hashes) == 2
+    assert len(hashes) == 3
 
 
 # -- a changed attachment is always detected ----------------------------------------------
