@@ -87,3 +87,37 @@ def test_console_script_is_installed() -> None:
     script = Path(sys.executable).parent / "vba"
     assert script.exists()
     assert subprocess.run([str(script), "schema", "request"], capture_output=True).returncode == 0
+
+
+ROUTER_COMMANDS = {
+    "query": ["query", "PKG", "REQ.json"],
+    "interpret": ["interpret", "PKG", "--config", "C"],
+    "investigate": ["investigate", "PKG", "--config", "C"],
+    "mcp": ["mcp", "--package", "PKG"],
+    "references": ["references", "--project-config", "C", "--type", "quest", "--id", "1"],
+    "triage": ["triage", "ISSUES", "--out", "DIR"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(ROUTER_COMMANDS))
+def test_every_command_that_answers_snapshot_queries_takes_no_digest_cache(
+    command: str,
+) -> None:
+    from viano_bug_analysis.cli import _parser
+    from viano_bug_analysis.profiles import profile_from_args
+
+    argv = ROUTER_COMMANDS[command]
+    assert _parser().parse_args(argv).no_digest_cache is False
+    args = _parser().parse_args([*argv, "--no-digest-cache"])
+    assert args.no_digest_cache is True
+    profile = profile_from_args(args)
+    assert profile.digest_cache is False
+    assert profile.router().digests is None
+    assert profile_from_args(_parser().parse_args(argv)).router().digests is not None
+
+
+def test_commands_without_a_router_have_no_digest_cache_flag() -> None:
+    from viano_bug_analysis.cli import _parser
+
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["case", "verify", "PKG", "--no-digest-cache"])

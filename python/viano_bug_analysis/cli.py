@@ -39,7 +39,11 @@ table is printed by ``--help``); a typed error goes to stderr as one JSON
 line ``{error, message, details}``. Nothing printed on stderr contains
 source text, rows or request values. ``--profile`` (default ``vcore``)
 selects the project profile: enrichment rules and schema adapter
-(``viano_bug_analysis.profiles``).
+(``viano_bug_analysis.profiles``). The commands that answer snapshot queries
+(query, interpret, investigate, triage, references, mcp) also take
+``--no-digest-cache``: hash every selected attachment and verify every used
+member on every batch, and neither read nor write the router's digest cache
+(docs/case-package-v1.md, "The digest cache").
 """
 
 from __future__ import annotations
@@ -125,11 +129,11 @@ def read_json_input(
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
-    from viano_bug_analysis.profiles import load_profile
+    from viano_bug_analysis.profiles import profile_from_args
     from viano_bug_analysis.tools.limits import load_limits
 
     limits = load_limits(args.limits) if args.limits is not None else None
-    router = load_profile(args.profile).router(limits=limits)
+    router = profile_from_args(args).router(limits=limits)
     request = read_json_input(args.request, kind="request", max_bytes=MAX_REQUEST_FILE_BYTES)
     result = router.query(args.package, request)
     sys.stdout.buffer.write(_result_bytes(result, pretty=args.pretty) + b"\n")
@@ -326,7 +330,9 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     return run_mcp(args)
 
 
-def _add_profile(parser: argparse.ArgumentParser) -> None:
+def _add_profile(parser: argparse.ArgumentParser, *, router: bool = False) -> None:
+    """``--profile``; for a command that answers snapshot queries (``router``) also
+    ``--no-digest-cache`` (read with ``profiles.profile_from_args``)."""
     from viano_bug_analysis.profiles import DEFAULT_PROFILE
 
     parser.add_argument(
@@ -334,6 +340,13 @@ def _add_profile(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_PROFILE,
         help=f"project profile: a bundled name or a profile file (default {DEFAULT_PROFILE})",
     )
+    if router:
+        parser.add_argument(
+            "--no-digest-cache",
+            action="store_true",
+            help="hash every selected attachment and verify every member on every batch; "
+            "neither read nor write the digest cache (docs/case-package-v1.md)",
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -357,7 +370,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="JSON or TOML file of ToolLimits to raise or lower (schema tool-limits-v1)",
     )
-    _add_profile(query)
+    _add_profile(query, router=True)
     query.set_defaults(run=_cmd_query)
 
     schema = commands.add_parser(
@@ -477,7 +490,7 @@ def _parser() -> argparse.ArgumentParser:
         **shared,
     )
     add_references(references)
-    _add_profile(references)
+    _add_profile(references, router=True)
     references.set_defaults(run=_cmd_references)
 
     from viano_bug_analysis.triage.command import add_arguments as add_triage
@@ -488,7 +501,7 @@ def _parser() -> argparse.ArgumentParser:
         **shared,
     )
     add_triage(triage)
-    _add_profile(triage)
+    _add_profile(triage, router=True)
     triage.set_defaults(run=_cmd_triage)
 
     interpret = commands.add_parser(
@@ -498,14 +511,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     interpret.add_argument("package", help="case package directory")
     interpret.add_argument("--config", required=True, help="investigation TOML configuration")
-    _add_profile(interpret)
+    _add_profile(interpret, router=True)
     interpret.set_defaults(run=_cmd_interpret)
     investigate = commands.add_parser(
         "investigate", help="investigate a case package with an LLM", **shared
     )
     investigate.add_argument("package", help="case package directory")
     investigate.add_argument("--config", required=True, help="investigation TOML configuration")
-    _add_profile(investigate)
+    _add_profile(investigate, router=True)
     investigate.set_defaults(run=_cmd_investigate)
     llm = commands.add_parser("llm", help="LLM endpoint commands", **shared)
     llm_commands = llm.add_subparsers(dest="llm_command", required=True)
@@ -555,7 +568,7 @@ def _parser() -> argparse.ArgumentParser:
         "mcp", help="serve the read-only tools of one package over MCP (stdio)", **shared
     )
     add_mcp_arguments(mcp)
-    _add_profile(mcp)
+    _add_profile(mcp, router=True)
     mcp.set_defaults(run=_cmd_mcp)
     return parser
 

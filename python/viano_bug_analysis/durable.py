@@ -20,7 +20,8 @@ the target directory, are fsynced, and are hard-linked to the final name
 (``link`` never replaces an existing file), after which the directory is
 fsynced. A crash leaves the complete file or none, plus possibly a hidden
 temporary file that readers skip. The one mutable file of a package, the
-manifest, is replaced by ``rename`` instead (``replace``).
+manifest, is replaced by ``rename`` instead (``replace``), and so is the
+router's digest cache (``PackageLayout.DIGEST_CACHE``), which is no record.
 
 Every failure is typed (``errors.PackageFileError``, a ``CaseError``) and its
 details carry the path relative to the package and, for an OS refusal, the
@@ -378,6 +379,10 @@ class PackageLayout:
     MCP_CAPTURES: Final = PurePosixPath("analysis", "mcp", "captures")
     # The case verdict, one append-only file per issued version (v0001.json ...).
     VERDICTS: Final = PurePosixPath("analysis", "investigation", "verdicts")
+    # -- the router's digest cache (case/digest_cache.py): verified attachment
+    # digests by file identity; the one replaced file besides the manifest, and
+    # only a cache (a damaged one is ignored and rewritten).
+    DIGEST_CACHE: Final = PurePosixPath("analysis", "cache", "digests.json")
 
     # Every directory a running investigation writes into (checked before a paid call).
     INVESTIGATION_DIRECTORIES: ClassVar[tuple[PurePosixPath, ...]] = (

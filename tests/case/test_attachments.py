@@ -1,4 +1,10 @@
-"""verify_attachment and verify_package: hashes checked, unchanged files hashed once."""
+"""verify_attachment and verify_package: hashes checked, unchanged files hashed once.
+
+The process's digest cache trusts an entry only when the file's times are
+older than its hashing by the granule (racy-git, case/digest_cache.py); these
+tests set the granule to 0 so that a file written a moment ago counts as
+settled. tests/case/test_digest_cache.py tests the granule itself.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.case import build_sample, edit_case
-from viano_bug_analysis.case import load_package, verify_attachment, verify_package
+from viano_bug_analysis.case import digest_cache, load_package, verify_attachment, verify_package
 from viano_bug_analysis.case import package as package_module
 from viano_bug_analysis.case.package import CasePackage, clear_digest_cache
 from viano_bug_analysis.errors import CaseError
@@ -21,8 +27,9 @@ DB = "attachments/db.zip"
 
 
 @pytest.fixture
-def package(tmp_path: Path) -> CasePackage:
+def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CasePackage:
     clear_digest_cache()
+    monkeypatch.setattr(digest_cache, "GRANULE_NS", 0)
     return build_sample(tmp_path)
 
 

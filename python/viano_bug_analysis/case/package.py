@@ -5,8 +5,8 @@ checks, in this order: the manifest (strict JSON, schema, paths inside the
 package, layout), the case file (present, hash equals the manifest's,
 canonical bytes, schema, identity, cross-references) and finally each
 attachment's presence and size. It never hashes attachment bytes; that is
-``verify_attachment``'s job, with a per-process cache keyed by file
-identity and timestamps.
+``verify_attachment``'s job, with a cache keyed by file identity and
+timestamps (``case.digest_cache``).
 
 Everything here only reads. Every failure is a ``CaseError`` with a stable
 code; messages and details name files of the package and JSON Pointers into
@@ -18,14 +18,19 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import threading
-from collections import OrderedDict
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from viano_bug_analysis.case.canonical import JsonRejected, canonical_bytes, parse_json, sha256_hex
+from viano_bug_analysis.case.digest_cache import (
+    PROCESS_DIGESTS,
+    DigestCache,
+    FileIdentity,
+    clear_memory,
+)
 from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import CaseError, VbaError
 from viano_bug_analysis.files import READ_FLAGS
@@ -448,18 +453,33 @@ def _attachment_mismatch(rel: str, reason: str) -> CaseError:
     )
 
 
-_DigestKey = tuple[str, int, int, int, int, int]
-_DIGEST_CACHE_SIZE = 4096
-_digests: OrderedDict[_DigestKey, str] = OrderedDict()
-_digests_lock = threading.Lock()
+@dataclass(frozen=True, slots=True)
+class VerifiedAttachment:
+    """What ``verify_attachment`` checked: the file's identity and its SHA-256.
+
+    ``hashed`` is False when the digest came from the cache for an unchanged,
+    settled identity (see ``case.digest_cache``).
+    """
+
+    path: Path
+    identity: FileIdentity
+    sha256: str
+    hashed: bool
 
 
-def verify_attachment(package: CasePackage, rel_path: str) -> None:
+def verify_attachment(
+    package: CasePackage,
+    rel_path: str,
+    *,
+    digests: DigestCache | None = PROCESS_DIGESTS,
+) -> VerifiedAttachment:
     """Checks the attachment's size and SHA-256 against the manifest.
 
-    An unchanged file is hashed once per process: the digest is cached under
-    ``(realpath, st_size, st_mtime_ns, st_ctime_ns, st_ino, st_dev)`` of the
-    opened file. Raises ``attachment_mismatch``, ``attachment_missing`` or
+    ``digests`` remembers what was hashed (default: this process's memory
+    only): a file whose identity (device, inode, size, mtime_ns, ctime_ns of
+    the opened file) is unchanged and settled is not hashed again; ``None``
+    hashes every time. A file that changes while it is hashed is rejected.
+    Raises ``attachment_mismatch``, ``attachment_missing`` or
     ``attachment_not_declared``.
     """
     path = package.attachment_path(rel_path)  # raises unless declared and inside
@@ -470,6 +490,9 @@ def verify_attachment(package: CasePackage, rel_path: str) -> None:
         raise _attachment_missing(rel_path, "file not found") from None
     except OSError:
         raise _attachment_missing(rel_path, "cannot be opened") from None
+    # Taken before the fstat: a write after this moment gets times at or after
+    # it, which the settled rule of the cache tells apart (racy-git).
+    started = time.time_ns()
     before = os.fstat(fd)
     if not stat.S_ISREG(before.st_mode):
         os.close(fd)
@@ -477,32 +500,21 @@ def verify_attachment(package: CasePackage, rel_path: str) -> None:
     with os.fdopen(fd, "rb") as handle:
         if before.st_size != ref.size:
             raise _attachment_mismatch(rel_path, "size differs from the manifest")
-        key: _DigestKey = (
-            str(path),  # already resolved by attachment_path
-            before.st_size,
-            before.st_mtime_ns,
-            before.st_ctime_ns,
-            before.st_ino,
-            before.st_dev,
-        )
-        with _digests_lock:
-            digest = _digests.get(key)
-            if digest is not None:
-                _digests.move_to_end(key)
+        identity = FileIdentity.of(before)
+        digest = None if digests is None else digests.trusted(package.path, identity)
+        hashed = digest is None
         if digest is None:
             hasher = hashlib.sha256()
             while chunk := handle.read(_CHUNK):
                 hasher.update(chunk)
-            after = os.fstat(handle.fileno())
-            if _stat_key(after) != _stat_key(before):
+            if FileIdentity.of(os.fstat(handle.fileno())) != identity:
                 raise _attachment_mismatch(rel_path, "file changed while it was read")
             digest = hasher.hexdigest()
-            with _digests_lock:
-                _digests[key] = digest
-                while len(_digests) > _DIGEST_CACHE_SIZE:
-                    _digests.popitem(last=False)
+            if digests is not None:
+                digests.remember(package.path, identity, digest, started)
     if digest != ref.sha256:
         raise _attachment_mismatch(rel_path, "SHA-256 differs from the manifest")
+    return VerifiedAttachment(path, identity, digest, hashed)
 
 
 def verify_package(package: CasePackage, *, max_member_bytes: int | None = None) -> None:
@@ -534,14 +546,10 @@ def verify_package(package: CasePackage, *, max_member_bytes: int | None = None)
                 ) from None
 
 
-def _stat_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
-
-
 def clear_digest_cache() -> None:
-    """Forgets every cached attachment digest (for tests and long-lived services)."""
-    with _digests_lock:
-        _digests.clear()
+    """Forgets every attachment digest held in memory by this process (for tests and
+    benchmarks); persistent digest cache files stay and are read again."""
+    clear_memory()
 
 
 # -- helpers ----------------------------------------------------------------------
@@ -597,6 +605,7 @@ __all__ = [
     "AttachmentRef",
     "CasePackage",
     "ContextEntry",
+    "VerifiedAttachment",
     "clear_digest_cache",
     "load_package",
     "verify_attachment",

@@ -98,10 +98,10 @@ def _print_interpretation(outcome: InterpretationOutcome, package: Any) -> int:
 
 
 def run_interpret(args: argparse.Namespace) -> int:
-    from viano_bug_analysis.profiles import load_profile
+    from viano_bug_analysis.profiles import profile_from_args
 
     config = load_investigation_config(args.config)
-    profile = load_profile(args.profile)
+    profile = profile_from_args(args)
     progress = ProgressLine(sys.stderr)
     outcome = _interpret(args.package, config, profile.router(), progress)
     progress.done()
@@ -144,10 +144,10 @@ def investigate_package(
 
 
 def run_investigate(args: argparse.Namespace) -> int:
-    from viano_bug_analysis.profiles import load_profile
+    from viano_bug_analysis.profiles import profile_from_args
 
     config = load_investigation_config(args.config)
-    profile = load_profile(args.profile)
+    profile = profile_from_args(args)
     # Each line carries the budget left as the controller's own journal has it
     # at that moment (a manager opened here would show the state before the run).
     progress = ProgressLine(sys.stderr)

@@ -55,7 +55,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         return run_verify(Path(args.package))
     from viano_bug_analysis import __version__
     from viano_bug_analysis.case.package import load_package
-    from viano_bug_analysis.profiles import load_profile
+    from viano_bug_analysis.profiles import profile_from_args
     from viano_bug_analysis.tools.limits import load_limits
 
     try:
@@ -71,7 +71,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     package = Path(args.package)
     load_package(package)  # a package that does not load is no session
     limits = load_limits(args.limits) if args.limits is not None else None
-    profile = load_profile(args.profile)
+    profile = profile_from_args(args)
     router = profile.router(limits=limits)
     research = None
     if args.project_config is not None:

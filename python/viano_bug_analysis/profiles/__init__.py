@@ -6,6 +6,8 @@ and the schema descriptor adapter (how ``database.describe`` reads that
 project's own schema files, docs/row-snapshots.md). Every command that needs
 either takes a ``Profile`` from ``load_profile`` and nothing else, so ``vba
 query``, ``vba investigate``, ``vba case build`` and the demo cannot disagree.
+A command that answers snapshot queries takes it from ``profile_from_args``,
+which also applies ``--no-digest-cache`` to the routers the profile makes.
 
 ``load_profile(name_or_path)`` accepts:
 
@@ -33,7 +35,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -79,6 +81,9 @@ class Profile:
     enrichment: EnrichmentProfile | None
     schema_adapter_name: str | None
     schema_adapter: SchemaAdapter | None
+    digest_cache: bool = True
+    """Whether the routers of this profile trust verified digests per file identity
+    (``case.digest_cache``); ``--no-digest-cache`` turns it off (``from_args``)."""
 
     def database_tool(self, limits: ToolLimits | None = None) -> DatabaseQueryTool:
         """A ``DatabaseQueryTool`` with this profile's schema adapter and the row limit."""
@@ -95,8 +100,20 @@ class Profile:
         from viano_bug_analysis.tools.router import InvestigationToolRouter
 
         return InvestigationToolRouter(
-            database_tool=self.database_tool(limits), limits=limits, threads=threads
+            database_tool=self.database_tool(limits),
+            limits=limits,
+            threads=threads,
+            digest_cache=self.digest_cache,
         )
+
+
+def profile_from_args(args: Any) -> Profile:
+    """The profile a command names (``--profile``), with its router options
+    (``--no-digest-cache``): the one way a command line makes its routers."""
+    profile = load_profile(args.profile)
+    if getattr(args, "no_digest_cache", False):
+        profile = replace(profile, digest_cache=False)
+    return profile
 
 
 def bundled_profiles() -> list[str]:
@@ -163,4 +180,5 @@ __all__ = [
     "SchemaAdapter",
     "bundled_profiles",
     "load_profile",
+    "profile_from_args",
 ]

@@ -29,10 +29,10 @@ def run_references(args: argparse.Namespace) -> int:
         find_references,
         live_profile,
     )
-    from viano_bug_analysis.profiles import load_profile
+    from viano_bug_analysis.profiles import profile_from_args
     from viano_bug_analysis.project_research import ProjectResearch, load_config
 
-    loaded = load_profile(args.profile)
+    loaded = profile_from_args(args)
     profile = _enrichment(loaded.enrichment)
     check_request(profile, args.type, args.id)  # before any connection
     config = load_config(args.project_config)

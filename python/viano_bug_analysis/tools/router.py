@@ -10,28 +10,42 @@ all-or-nothing:
    check the selection limits;
 4. verify each selected attachment and read each selected member once
    (inflate, size, CRC-32, SHA-256, decode or parse), then run the checks
-   that need the data (line ranges, known columns);
+   that need the data (line ranges, known columns). With the digest cache
+   (the default) an attachment whose file identity is unchanged and settled
+   is not hashed again, and a member verified before in the same attachment
+   bytes is not inflated again when its parsed rows are cached; the identity
+   is checked on every batch (``case.digest_cache``);
 5. only then run the queries and assemble the result, whose size is checked
    last.
 
 Any failure raises one ``ToolError`` and nothing else is returned. The
-router never writes: no manifest update, checkpoint, budget or evidence.
+router writes no record: no manifest update, checkpoint, budget or evidence.
+The one file it may write is its digest cache (``analysis/cache/digests.json``
+in a writable package, else the user's cache directory), which changes no
+answer; ``digest_cache=False`` (``--no-digest-cache``) writes nothing at all.
 """
 
 from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from viano_bug_analysis.case.digest_cache import (
+    DigestCache,
+    FileIdentity,
+    member_key,
+    shared_digest_cache,
+)
 from viano_bug_analysis.case.package import (
     CasePackage,
     ContextEntry,
+    VerifiedAttachment,
     load_package,
     verify_attachment,
 )
@@ -78,12 +92,24 @@ class InvestigationToolRouter:
         database_tool: DatabaseQueryTool | None = None,
         limits: ToolLimits | None = None,
         threads: int = 0,
+        digest_cache: bool | DigestCache = True,
     ) -> None:
+        """``digest_cache``: True (default) trusts verified digests per file identity,
+        in the process and across processes (``case.digest_cache``); False hashes
+        every selected attachment and verifies every used member on every batch
+        and writes nothing; a ``DigestCache`` is used as given."""
         self.limits = limits or ToolLimits()
         # Every load is given self.limits.database_rows, so a tool passed in
         # (with its adapter) cannot keep a row limit of its own.
         self.database_tool = database_tool or DatabaseQueryTool(max_rows=self.limits.database_rows)
         self.threads = threads
+        self.digests: DigestCache | None
+        if digest_cache is True:
+            self.digests = shared_digest_cache()
+        elif digest_cache is False:
+            self.digests = None
+        else:
+            self.digests = digest_cache
         # Off unless a long-lived caller turns it on (cache_source_texts).
         self._text_cache: OrderedDict[tuple[str, str, str], tuple[SourceText, int]] = OrderedDict()
         self._text_cache_limit = 0
@@ -197,35 +223,69 @@ class InvestigationToolRouter:
             by_attachment.setdefault(entry.attachment, []).append(entry)
         texts: dict[str, SourceText] = {}
         tables: dict[str, LoadedTable] = {}
-        max_bytes = self.limits.file_bytes
         for attachment, entries in by_attachment.items():
             try:
-                verify_attachment(package, attachment)
+                verified = verify_attachment(package, attachment, digests=self.digests)
             except CaseError as err:
                 raise wrap_core_error(
                     err, err.code, "attachment does not match the manifest"
                 ) from None
-            path = package.attachment_path(attachment)
-            archive = _open_archive(path, entries[0])
-            sources = [e for e in entries if e.kind == "source"]
-            if self._text_cache_limit:
-                digest = package.attachments[attachment].sha256
-                sources = self._cached_texts(digest, sources, texts)
-            if sources:
-                refs = [MemberRef(e.member, e.sha256, e.size) for e in sources]
-                try:
-                    decoded = archive.read_texts(refs, max_bytes=max_bytes, threads=self.threads)
-                except VbaError as err:
-                    failed = sources[int(err.details.get("member_index", 0))]
-                    raise _member_error(err, failed) from None
-                texts.update(zip((e.source_ref for e in sources), decoded, strict=True))
-                if self._text_cache_limit:
-                    digest = package.attachments[attachment].sha256
-                    for entry, text in zip(sources, decoded, strict=True):
-                        self._keep_text((digest, entry.member, entry.sha256), text, entry.size)
-            for entry in (e for e in entries if e.kind == "database"):
-                tables[entry.source_ref] = self._read_table(archive, entry, max_bytes)
+            self._read_attachment(package, verified, entries, texts, tables)
+        if self.digests is not None:
+            self.digests.flush(package.path)
         return texts, tables
+
+    def _read_attachment(
+        self,
+        package: CasePackage,
+        verified: VerifiedAttachment,
+        entries: list[ContextEntry],
+        texts: dict[str, SourceText],
+        tables: dict[str, LoadedTable],
+    ) -> None:
+        """Reads the selected members of one verified attachment into ``texts`` and ``tables``.
+
+        The archive is opened only when a member must be read or verified.
+        """
+        max_bytes = self.limits.file_bytes
+        opened: list[SnapshotArchive] = []
+
+        def archive() -> SnapshotArchive:
+            if not opened:
+                opened.append(_open_archive(verified.path, entries[0]))
+            return opened[0]
+
+        known = (
+            frozenset()
+            if self.digests is None
+            else self.digests.verified_members(package.path, verified.sha256)
+        )
+        learned: list[str] = []
+        sources = [e for e in entries if e.kind == "source"]
+        if self._text_cache_limit:
+            sources = self._cached_texts(verified.sha256, sources, texts)
+        if sources:
+            refs = [MemberRef(e.member, e.sha256, e.size) for e in sources]
+            try:
+                decoded = archive().read_texts(refs, max_bytes=max_bytes, threads=self.threads)
+            except VbaError as err:
+                failed = sources[int(err.details.get("member_index", 0))]
+                raise _member_error(err, failed) from None
+            texts.update(zip((e.source_ref for e in sources), decoded, strict=True))
+            learned += [_key(e) for e in sources]
+            if self._text_cache_limit:
+                for entry, text in zip(sources, decoded, strict=True):
+                    kept = (verified.sha256, entry.member, entry.sha256)
+                    self._keep_text(kept, text, entry.size)
+        for entry in (e for e in entries if e.kind == "database"):
+            key = _key(entry)
+            tables[entry.source_ref] = self._read_table(archive, entry, max_bytes, key in known)
+            if key not in known:
+                learned.append(key)
+        if self.digests is not None and learned and _unchanged(verified):
+            # Only while the file is still the one whose digest was checked: the
+            # archive was opened by path after the attachment was verified.
+            self.digests.remember_members(package.path, verified.sha256, learned)
 
     def _cached_texts(
         self, digest: str, sources: list[ContextEntry], texts: dict[str, SourceText]
@@ -252,17 +312,24 @@ class InvestigationToolRouter:
             self._text_cache_bytes -= dropped
 
     def _read_table(
-        self, archive: SnapshotArchive, entry: ContextEntry, max_bytes: int
+        self,
+        archive: Callable[[], SnapshotArchive],
+        entry: ContextEntry,
+        max_bytes: int,
+        verified_before: bool,
     ) -> LoadedTable:
+        """The member's parsed rows. ``verified_before``: the digest cache knows this
+        member verified in these attachment bytes, so cached rows need no re-read."""
         ref = MemberRef(entry.member, entry.sha256, entry.size)
         try:
             cached = self.database_tool.cached(entry.sha256, role=entry.role)
             if cached is not None:
-                # Parsed tables are keyed by content hash; the member itself
-                # is still verified on every batch.
-                archive.verify(ref, max_bytes=max_bytes)
+                # Parsed tables are keyed by content hash; unless the digest cache
+                # vouches for the member in this attachment, it is verified again.
+                if not verified_before:
+                    archive().verify(ref, max_bytes=max_bytes)
             else:
-                data = archive.read_bytes(ref, max_bytes=max_bytes)
+                data = archive().read_bytes(ref, max_bytes=max_bytes)
         except VbaError as err:
             raise _member_error(err, entry) from None
         try:
@@ -310,6 +377,18 @@ class InvestigationToolRouter:
                 }
             )
         return results
+
+
+def _key(entry: ContextEntry) -> str:
+    return member_key(entry.member, entry.sha256, entry.size)
+
+
+def _unchanged(verified: VerifiedAttachment) -> bool:
+    try:
+        st = os.stat(verified.path, follow_symlinks=False)
+    except OSError:
+        return False
+    return FileIdentity.of(st) == verified.identity
 
 
 def _encoded_size(document: dict[str, Any]) -> int:

@@ -23,13 +23,13 @@ from viano_bug_analysis.jsonio import canonical_bytes
 
 
 def run_triage(args: argparse.Namespace) -> int:
-    from viano_bug_analysis.profiles import load_profile
+    from viano_bug_analysis.profiles import profile_from_args
     from viano_bug_analysis.triage.reports import Selection, read_reports
     from viano_bug_analysis.triage.run import Triage, TriageSetup
 
     try:
         selection = Selection.parse(args.only, args.since, args.label)
-        profile = load_profile(args.profile)
+        profile = profile_from_args(args)
         research = None
         if args.project_config is not None:
             from viano_bug_analysis.project_research import load_config
