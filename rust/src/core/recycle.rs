@@ -77,7 +77,9 @@ static SPARE: Mutex<Spare> = Mutex::new(Spare::new());
 fn spare() -> std::sync::MutexGuard<'static, Spare> {
     // A panic while holding the lock leaves a consistent list behind (every
     // operation is a push or a swap_remove with its byte count).
-    SPARE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    SPARE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// An empty buffer with room for at least `len` bytes: a kept one when one
@@ -119,7 +121,11 @@ mod tests {
         spare.give(first);
         let again = spare.take(290 << 10).unwrap();
         assert!(again.is_empty(), "a kept buffer is handed out cleared");
-        assert_eq!(again.as_ptr() as usize, address, "the kept buffer is reused");
+        assert_eq!(
+            again.as_ptr() as usize,
+            address,
+            "the kept buffer is reused"
+        );
         assert_eq!(spare.bytes, 0);
         // Twice the length or more is not handed out; too small neither.
         spare.give(again);
