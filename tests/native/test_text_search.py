@@ -110,6 +110,46 @@ def test_search_matches_reference(docs, queries, offset, limit, max_chars, threa
         assert page.truncated == (offset + len(found) < total)
 
 
+@st.composite
+def long_needle_batches(draw):
+    """Documents and needles longer than the core's 8-byte candidate keys,
+    half of them cut from the documents' lines, so that they occur and their
+    key (the needle's rarest window) sits inside them."""
+    docs = draw(st.lists(documents, min_size=1, max_size=3))
+    pieces = [line for doc in docs for line in reference.split_lines(doc.encode()) if line]
+    batch = []
+    for _ in range(draw(st.integers(1, 6))):
+        mode = draw(st.sampled_from(["literal", "literal_ignore_case", "symbol"]))
+        if pieces and draw(st.booleans()):
+            line = draw(st.sampled_from(pieces))
+            start = draw(st.integers(0, len(line) - 1))
+            pattern = line[start : start + draw(st.integers(1, 24))]
+        else:
+            pattern = draw(st.text(alphabet=TRICKY.replace("\t", ""), min_size=9, max_size=24))
+        if mode == "symbol":
+            pattern = "".join(c for c in pattern if c.isascii() and (c.isalnum() or c == "_"))
+            if not pattern or pattern[0].isdigit():
+                pattern = "_" + pattern
+        batch.append((mode, pattern))
+    return docs, batch
+
+
+@settings(max_examples=300)
+@given(long_needle_batches(), st.sampled_from([1, 2]))
+def test_long_needles_match_reference(case, threads) -> None:
+    docs, batch = case
+    texts = [decode(d) for d in docs]
+    ref_texts = [reference.split_lines(d.encode()) for d in docs]
+    big = 10**9
+    pages = search_lines(
+        texts, [LineQuery(m, p, 0, big) for m, p in batch], max_chars=1, threads=threads
+    )
+    for (mode, pattern), page in zip(batch, pages, strict=True):
+        total, found = reference.search(ref_texts, mode, pattern, 0, big)
+        assert page.total == total
+        assert [(h.text_index, h.line_number) for h in page.hits] == [(t, n) for t, n, _ in found]
+
+
 def test_overlapping_and_repeated_patterns_in_one_batch() -> None:
     text = decode("foobar\nfoo\nbar\nxfoobarx\nFOO")
     queries = [

@@ -3,7 +3,7 @@
 //! Workers claim items one at a time from a shared counter (texts and blobs
 //! differ in size by orders of magnitude, so fixed chunks would leave cores
 //! idle), results keep the input order, and the answer never depends on the
-//! thread count. No pool outlives a call: the core keeps no global state.
+//! thread count. No pool of threads outlives a call.
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

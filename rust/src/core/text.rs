@@ -23,6 +23,7 @@ use std::sync::{Arc, OnceLock};
 use memchr::memchr;
 
 use super::error::{CoreError, CoreResult};
+use super::recycle;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -33,9 +34,24 @@ const INDEX_BLOCK: usize = 4096;
 /// Bytes shared by many texts: e.g. one memory-mapped cache file.
 pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
+/// A text's own buffer, handed back to [`recycle`] when the text is
+/// dropped, so that the next batch reuses its pages.
+struct OwnedBytes(Vec<u8>);
+
+impl Drop for OwnedBytes {
+    fn drop(&mut self) {
+        recycle::give(std::mem::take(&mut self.0));
+    }
+}
+
+/// An empty buffer for `len` bytes, a recycled one when one fits.
+fn buffer_for(len: usize) -> Vec<u8> {
+    recycle::take(len).unwrap_or_else(|| Vec::with_capacity(len))
+}
+
 /// Where a text's bytes live: its own buffer, or a range of shared bytes.
 enum Storage {
-    Owned(Vec<u8>),
+    Owned(OwnedBytes),
     Shared {
         bytes: SharedBytes,
         start: usize,
@@ -46,7 +62,7 @@ enum Storage {
 impl Storage {
     fn as_slice(&self) -> &[u8] {
         match self {
-            Storage::Owned(bytes) => bytes,
+            Storage::Owned(bytes) => &bytes.0,
             Storage::Shared { bytes, start, end } => &(**bytes).as_ref()[*start..*end],
         }
     }
@@ -142,7 +158,13 @@ impl SourceText {
     /// caller can still hash the raw bytes; an unchanged text is the raw
     /// bytes themselves.
     pub fn decode_noting_change(raw: Vec<u8>, changing: impl FnOnce(&[u8])) -> CoreResult<Self> {
-        let checked = check_raw(&raw)?;
+        let checked = match check_raw(&raw) {
+            Ok(checked) => checked,
+            Err(err) => {
+                recycle::give(raw);
+                return Err(err);
+            }
+        };
         if checked.had_bom || checked.has_cr {
             changing(&raw);
         }
@@ -151,7 +173,8 @@ impl SourceText {
             text.drain(..BOM.len());
         }
         if checked.has_cr {
-            text = normalize_line_ends(&text);
+            let normalized = normalize_line_ends(&text);
+            recycle::give(std::mem::replace(&mut text, normalized));
         }
         Ok(Self::from_checked(text, &checked))
     }
@@ -178,7 +201,9 @@ impl SourceText {
         let text = if checked.has_cr {
             normalize_line_ends(body)
         } else {
-            body.to_vec()
+            let mut text = buffer_for(body.len());
+            text.extend_from_slice(body);
+            text
         };
         Ok(Self::from_checked(text, &checked))
     }
@@ -192,7 +217,7 @@ impl SourceText {
         let newlines = index.blocks.last().copied().unwrap_or(0) as usize;
         let line_count = newlines + usize::from(!text.is_empty() && text.last() != Some(&b'\n'));
         SourceText {
-            text: Storage::Owned(text),
+            text: Storage::Owned(OwnedBytes(text)),
             had_bom: checked.had_bom,
             is_ascii: checked.is_ascii,
             line_count,
@@ -398,7 +423,7 @@ fn check_text(body: &[u8], offset_base: usize) -> CoreResult<(bool, bool)> {
 }
 
 fn normalize_line_ends(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len());
+    let mut out = buffer_for(text.len());
     let mut rest = text;
     while let Some(i) = memchr(b'\r', rest) {
         out.extend_from_slice(&rest[..i]);

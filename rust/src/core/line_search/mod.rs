@@ -19,21 +19,29 @@
 //! All case-sensitive patterns (literal and symbol) form one group, all
 //! folded patterns a second one searched over the folded text.
 //!
-//! A group of several needles is searched in two stages. A leftmost-first
-//! multi-pattern searcher (SIMD "Teddy" for small sets) over the needles'
-//! first [`PREFIX_CAP`] bytes finds the next line that may hold a hit. In
-//! that line, the first [`PROBES`] candidates are checked by comparing every
-//! needle there (a compare stops at the line end); if the line is still
-//! undecided, its rest is run once through an overlapping Aho-Corasick
-//! automaton over the whole needles (no prefilter), which reports every
-//! occurrence of every needle, overlapping ones included, so a symbol
-//! occurrence rejected at a token boundary never hides a later accepted
-//! one. The line is left as soon as every query of the group has it, and
-//! the search resumes at the next line. Each byte is read a bounded number
-//! of times: the candidate search verifies at most [`PREFIX_CAP`] bytes per
-//! position, the probes compare at most [`PROBES`] times per needle and
-//! line, the automaton is one step per byte plus one step per reported
-//! occurrence (at most one per needle and byte).
+//! A group of several needles is searched in two stages. Each needle has a
+//! *candidate key*: its window of at most [`KEY_LEN`] bytes that is rarest
+//! by a byte-frequency table ([`candidate_key`]; a needle's first bytes,
+//! such as `std`, `ret` or `#in` in C++, which the search used before, are
+//! often the commonest, and a SIMD multi-pattern searcher fingerprints the
+//! first bytes of each pattern). A leftmost-first multi-pattern searcher
+//! (SIMD "Teddy" for small sets) over the keys finds the next position
+//! where some key occurs, which marks the next line that may hold a hit. In
+//! that line, the first [`PROBES`] key positions are checked by comparing,
+//! for every needle, the needle placed so that its key sits there (a
+//! compare stops at the line end); if the line is still undecided, its rest
+//! (from the earliest place a needle whose key comes later can start) is
+//! run once through an overlapping Aho-Corasick automaton over the whole
+//! needles (no prefilter), which reports every occurrence of every needle,
+//! overlapping ones included, so a symbol occurrence rejected at a token
+//! boundary never hides a later accepted one. The line is left as soon as
+//! every query of the group has it, and the search resumes at the next
+//! line. Each byte is read a bounded number of times: the candidate search
+//! verifies at most [`PREFIX_CAP`] bytes per position, finding the start of
+//! a candidate line reads back over bytes the candidate search skipped, the
+//! probes compare at most [`PROBES`] times per needle and line, the
+//! automaton is one step per byte plus one step per reported occurrence (at
+//! most one per needle and byte).
 //!
 //! (Restarting a leftmost-first search one byte after each match, and
 //! prefix-comparing every needle there, as this module once did, costs run
@@ -51,7 +59,7 @@
 //! identifier byte, so none there can be accepted.
 
 use aho_corasick::automaton::OverlappingState;
-use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
+use aho_corasick::{packed, AhoCorasick, AhoCorasickKind, Input, MatchKind, Span};
 use std::ops::Range;
 
 use memchr::memmem;
@@ -59,6 +67,8 @@ use memchr::memmem;
 use super::error::{CoreError, CoreResult};
 use super::parallel::parallel_map;
 use super::text::{count_newlines, fold_case, Haystack, SourceText};
+
+mod rank;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchMode {
@@ -187,24 +197,36 @@ struct PatternGroup {
 struct Shared {
     /// Finds the next line that may hold a hit.
     candidates: Candidates,
+    /// For each needle, where its candidate key starts in it.
+    key_offsets: Vec<usize>,
+    /// The largest of `key_offsets`.
+    max_key_offset: usize,
     /// Reports every occurrence of every needle in a line.
     exact: AhoCorasick,
 }
 
 enum Candidates {
-    /// All needles share their first [`PREFIX_CAP`] bytes: one `memmem`
-    /// (a one-pattern automaton gets no SIMD prefilter and is several times
+    /// All needles have the same candidate key: one `memmem` (a
+    /// one-pattern automaton gets no SIMD prefilter and is several times
     /// slower on real text).
     One(Box<memmem::Finder<'static>>),
-    /// Leftmost-first over the distinct prefixes (Teddy for small sets).
+    /// Leftmost-first over the distinct keys: aho-corasick's packed SIMD
+    /// searcher (Teddy) itself, which reports its matches directly (an
+    /// automaton with Teddy as its prefilter measured ~1.5x slower here).
+    Packed(Box<packed::Searcher>),
+    /// Leftmost-first over the distinct keys when there are too many for
+    /// the packed searcher.
     Many(AhoCorasick),
 }
 
 impl Candidates {
-    /// Start of the leftmost prefix occurrence in `bytes[from..to]`.
+    /// Start of the leftmost key occurrence in `bytes[from..to]`.
     fn find(&self, bytes: &[u8], from: usize, to: usize) -> Option<usize> {
         let found = match self {
             Candidates::One(finder) => finder.find(&bytes[from..to]).map(|at| from + at),
+            Candidates::Packed(searcher) => searcher
+                .find_in(bytes, Span::from(from..to))
+                .map(|found| found.start()),
             Candidates::Many(automaton) => automaton
                 .find(Input::new(bytes).span(from..to))
                 .map(|found| found.start()),
@@ -228,10 +250,37 @@ const PROBES: usize = 4;
 /// rejected symbol occurrence whole.
 const LONG_LINE: usize = 4096;
 
-/// Candidate needles are cut to this many bytes, which bounds what the
-/// candidate search verifies per text position; 16 bytes keep real needles
-/// selective (`#include <vector>` is not just `#include`).
+/// Candidate keys are at most this many bytes of their needle, which
+/// bounds what the candidate search verifies per text position.
 pub const PREFIX_CAP: usize = 16;
+
+/// Candidate keys are cut to this many bytes: long enough to keep real
+/// needles selective (`<vector>`, not `<ve`), short enough that a window
+/// can be chosen inside most needles.
+pub const KEY_LEN: usize = 8;
+
+/// The window of `needle` used as its candidate key: [`KEY_LEN`] bytes (or
+/// the whole of a shorter needle) with the smallest sum of byte-frequency
+/// ranks, the first such window on ties. Returns (offset, key).
+///
+/// Measured on benchmark (a)'s C++ text, 12 needles: keys scored by their
+/// first three bytes only (what a SIMD searcher fingerprints) still picked
+/// `typedef ` for `typedef struct`, 16,000 candidate lines for 12 hits;
+/// scoring every byte (a space is the commonest byte) picks `ypedef s`, and
+/// the 12 keys mark 7,900 candidate lines instead of 20,600.
+pub fn candidate_key(needle: &[u8]) -> (usize, &[u8]) {
+    let len = needle.len().min(KEY_LEN).min(PREFIX_CAP);
+    let score = |offset: usize| -> u32 {
+        needle[offset..offset + len]
+            .iter()
+            .map(|&b| u32::from(rank::RANK[usize::from(b)]))
+            .sum()
+    };
+    let offset = (0..=needle.len() - len)
+        .min_by_key(|&offset| score(offset))
+        .unwrap_or(0);
+    (offset, &needle[offset..offset + len])
+}
 
 impl CompiledQueries {
     pub fn new(queries: &[Query]) -> CoreResult<Self> {
@@ -245,12 +294,12 @@ impl CompiledQueries {
             .filter(|(_, q)| q.mode == SearchMode::LiteralIgnoreCase);
         Ok(CompiledQueries {
             count: queries.len(),
-            case_sensitive: PatternGroup::build(sensitive, true)?,
-            // Lower-cased text is full of bytes 0x61..0x7A, where the SIMD
-            // multi-pattern fingerprints lose their selectivity (measured
-            // 10-20x slower than one memmem pass per needle), so folded
-            // needles are always searched one by one.
-            folded: PatternGroup::build(folded, false)?,
+            case_sensitive: PatternGroup::build(sensitive)?,
+            // Over folded text too: with rare candidate keys one SIMD pass
+            // beats one memmem pass per needle (lower-cased text is full of
+            // bytes 0x61..0x7A, where the needles' first bytes, the old
+            // candidates, lost all selectivity).
+            folded: PatternGroup::build(folded)?,
         })
     }
 
@@ -278,10 +327,7 @@ impl CompiledQueries {
 }
 
 impl PatternGroup {
-    fn build<'q>(
-        queries: impl Iterator<Item = (usize, &'q Query)>,
-        allow_shared: bool,
-    ) -> CoreResult<Option<Self>> {
+    fn build<'q>(queries: impl Iterator<Item = (usize, &'q Query)>) -> CoreResult<Option<Self>> {
         let mut needles: Vec<Vec<u8>> = Vec::new();
         let mut users: Vec<Vec<(usize, bool)>> = Vec::new();
         let mut query_count = 0;
@@ -303,7 +349,7 @@ impl PatternGroup {
             .iter()
             .map(|n| memmem::Finder::new(n).into_owned())
             .collect();
-        let shared = if allow_shared && needles.len() > 1 {
+        let shared = if needles.len() > 1 {
             Some(Shared::build(&needles)?)
         } else {
             None
@@ -335,34 +381,48 @@ impl PatternGroup {
         let mut cursor = LineCursor::new(hay);
         let mut pos = 0;
         while pos < bytes.len() {
-            let Some(start) = shared.candidates.find(bytes, pos, bytes.len()) else {
+            let Some(hit) = shared.candidates.find(bytes, pos, bytes.len()) else {
                 break;
             };
-            // No needle prefix starts in pos..start, so no needle either.
-            let end = line_end(bytes, start);
-            let line = cursor.line_at(start);
-            self.scan_candidate_line(shared, bytes, start, end, line, out);
+            // No key occurs in pos..hit, so no needle does either; the
+            // line of the hit starts after the last line break there (the
+            // regions pos..hit of successive lines do not overlap).
+            work::add(hit - pos);
+            let start = memchr::memrchr(b'\n', &bytes[pos..hit]).map_or(pos, |i| pos + i + 1);
+            let end = line_end(bytes, hit);
+            let line = cursor.line_at(hit);
+            self.scan_candidate_line(shared, bytes, start..end, hit, line, out);
             pos = end + 1;
         }
     }
 
-    /// The line `..end` from its first candidate `at` on.
+    /// The line `span` from its first key position `at` on.
     fn scan_candidate_line(
         &self,
         shared: &Shared,
         bytes: &[u8],
+        span: Range<usize>,
         mut at: usize,
-        end: usize,
         line: u32,
         out: &mut [Vec<u32>],
     ) {
+        let end = span.end;
         let mut matched_on_line = 0;
         for _ in 0..PROBES {
-            for (needle, users) in self.needles.iter().zip(&self.users) {
+            for ((needle, users), &offset) in self
+                .needles
+                .iter()
+                .zip(&self.users)
+                .zip(&shared.key_offsets)
+            {
+                // The needle placed so that its key starts at `at`.
+                let Some(start) = at.checked_sub(offset).filter(|&s| s >= span.start) else {
+                    continue;
+                };
                 // Stops at the line end: a compare costs at most the line.
-                work::add(needle.len().min(end - at));
-                if bytes[at..end].starts_with(needle) {
-                    matched_on_line += record(users, bytes, at, needle.len(), line, out);
+                work::add(needle.len().min(end - start));
+                if bytes[start..end].starts_with(needle) {
+                    matched_on_line += record(users, bytes, start, needle.len(), line, out);
                 }
             }
             if matched_on_line == self.query_count {
@@ -373,10 +433,14 @@ impl PatternGroup {
                 None => return,
             }
         }
-        if end - at > LONG_LINE {
-            self.scan_long_line(bytes, at..end, line, out);
+        // Every key position before `at` was probed, so a needle not yet
+        // found has its key at `at` or later and starts at most
+        // `max_key_offset` bytes before it.
+        let from = at.saturating_sub(shared.max_key_offset).max(span.start);
+        if end - from > LONG_LINE {
+            self.scan_long_line(bytes, from..end, line, out);
         } else {
-            self.scan_line(&shared.exact, bytes, at..end, line, matched_on_line, out);
+            self.scan_line(&shared.exact, bytes, from..end, line, matched_on_line, out);
         }
     }
 
@@ -434,21 +498,33 @@ impl Shared {
         let too_many = |_| CoreError::InvalidArgument {
             what: "too many search patterns",
         };
-        let mut prefixes: Vec<&[u8]> = Vec::new();
+        let mut keys: Vec<&[u8]> = Vec::new();
+        let mut key_offsets = Vec::with_capacity(needles.len());
         for needle in needles {
-            let prefix = &needle[..needle.len().min(PREFIX_CAP)];
-            if !prefixes.contains(&prefix) {
-                prefixes.push(prefix);
+            let (offset, key) = candidate_key(needle);
+            key_offsets.push(offset);
+            if !keys.contains(&key) {
+                keys.push(key);
             }
         }
-        let candidates = match prefixes.as_slice() {
+        let packed = || {
+            packed::Config::new()
+                .match_kind(packed::MatchKind::LeftmostFirst)
+                .builder()
+                .extend(&keys)
+                .build()
+        };
+        let candidates = match keys.as_slice() {
             [one] => Candidates::One(Box::new(memmem::Finder::new(one).into_owned())),
-            _ => Candidates::Many(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostFirst)
-                    .build(&prefixes)
-                    .map_err(too_many)?,
-            ),
+            _ => match packed() {
+                Some(searcher) => Candidates::Packed(Box::new(searcher)),
+                None => Candidates::Many(
+                    AhoCorasick::builder()
+                        .match_kind(MatchKind::LeftmostFirst)
+                        .build(&keys)
+                        .map_err(too_many)?,
+                ),
+            },
         };
         // No prefilter: a prefilter verifies whole needles at every
         // candidate position, which is what made repeating text slow. A
@@ -461,7 +537,12 @@ impl Shared {
             .prefilter(false)
             .build(needles)
             .map_err(too_many)?;
-        Ok(Shared { candidates, exact })
+        Ok(Shared {
+            candidates,
+            max_key_offset: key_offsets.iter().copied().max().unwrap_or(0),
+            key_offsets,
+            exact,
+        })
     }
 }
 

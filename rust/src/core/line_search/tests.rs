@@ -134,8 +134,25 @@ impl Rng {
 /// overlap each other and themselves; `runs` repeats chunks into lines
 /// longer than [`LONG_LINE`].
 fn compare_random_cases(seed: u64, cases: usize, max_chunks: usize, max_repeat: usize) {
-    let text_alphabet = ["a", "a", "b", "_", " ", "\n", "A", "ä"];
-    let needle_alphabet = ["a", "a", "b", "_"];
+    compare_random_cases_with(
+        seed,
+        cases,
+        max_chunks,
+        max_repeat,
+        &["a", "a", "b", "_"],
+        6,
+    );
+}
+
+fn compare_random_cases_with(
+    seed: u64,
+    cases: usize,
+    max_chunks: usize,
+    max_repeat: usize,
+    needle_alphabet: &[&str],
+    max_needle: usize,
+) {
+    let text_alphabet = ["a", "a", "b", "_", " ", "\n", "A", "ä", "(", ";"];
     let mut rng = Rng(seed);
     for _ in 0..cases {
         let s: String = (0..rng.below(max_chunks) + 1)
@@ -148,7 +165,27 @@ fn compare_random_cases(seed: u64, cases: usize, max_chunks: usize, max_repeat: 
         let queries: Vec<(SearchMode, String)> = (0..count)
             .map(|_| {
                 let mode = [Literal, LiteralIgnoreCase, Symbol][rng.below(3)];
-                let mut pattern = rng.string(&needle_alphabet, 6);
+                let mut pattern = rng.string(needle_alphabet, max_needle);
+                if max_needle > KEY_LEN && rng.below(2) == 0 {
+                    // A piece of the text itself, so that long needles occur.
+                    let chars: Vec<char> = s.chars().collect();
+                    let from = rng.below(chars.len());
+                    let len = rng.below(max_needle) + 1;
+                    let piece: String = chars[from..chars.len().min(from + len)]
+                        .iter()
+                        .take_while(|&&c| c != '\n')
+                        .collect();
+                    if !piece.is_empty() {
+                        pattern = piece;
+                    }
+                }
+                if mode == Symbol {
+                    // Identifier bytes only (`Query::new` refuses others).
+                    pattern.retain(|c| c == '_' || c.is_ascii_alphanumeric());
+                    if pattern.is_empty() {
+                        pattern.push('a');
+                    }
+                }
                 if mode == LiteralIgnoreCase && rng.below(2) == 0 {
                     pattern = pattern.to_uppercase();
                 }
@@ -175,6 +212,29 @@ fn equals_the_reference_on_long_repeating_lines() {
     // Chunks without a line break repeated up to 2000 times: lines well
     // beyond LONG_LINE take the needle-by-needle path.
     compare_random_cases(0xD1B5_4A32_D192_ED03, 150, 6, 2000);
+}
+
+/// Needles longer than [`KEY_LEN`]: their candidate key is a window inside
+/// them (the one with the rare `(` or `;`), so a needle starts before the
+/// key position that marks its line, possibly at the line start.
+#[test]
+fn equals_the_reference_with_keys_inside_long_needles() {
+    let alphabet = ["a", "a", "b", "_", "(", ";", "A"];
+    compare_random_cases_with(0x2545_F491_4F6C_DD1D, 3000, 8, 4, &alphabet, 20);
+    compare_random_cases_with(0x9FB2_1C65_1E98_DF25, 100, 6, 1500, &alphabet, 20);
+}
+
+#[test]
+fn candidate_keys_are_rare_windows() {
+    // A space is the commonest byte: not `typedef `.
+    assert_eq!(candidate_key(b"typedef struct"), (1, &b"ypedef s"[..]));
+    assert_eq!(candidate_key(b"memcpy"), (0, &b"memcpy"[..]));
+    let s = "xx\nab(cd;ef\nzzab(cd;efgh\nab(cd;e";
+    let needle = "ab(cd;efgh";
+    let (offset, _) = candidate_key(needle.as_bytes());
+    assert!(offset > 0, "the key sits inside the needle");
+    let got = run(s, &[(Literal, needle), (Literal, "ab(cd;ef")]);
+    assert_eq!(got, vec![vec![2], vec![1, 2]]);
 }
 
 #[test]

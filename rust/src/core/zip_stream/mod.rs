@@ -69,6 +69,7 @@ use std::path::Path;
 use crate::core::error::{CoreError, CoreResult};
 use crate::core::fs::open_regular_file;
 use crate::core::parallel::parallel_map;
+use crate::core::recycle;
 use crate::core::text::SourceText;
 
 use self::directory::read_directory;
@@ -329,8 +330,23 @@ impl<R: ReadAt> ZipArchive<R> {
         expected: &Expected,
         max_bytes: u64,
     ) -> CoreResult<SourceText> {
-        let mut bytes = Vec::new();
-        self.read_member_into(name, expected, max_bytes, &mut bytes)?;
+        let plan = self.prepare(name, expected, max_bytes)?;
+        let len = plan_len(&plan)?;
+        // A recycled buffer keeps its pages mapped (see `recycle`); only
+        // taken once the member passed every check before inflating.
+        let mut bytes = recycle::take(len).ok_or(CoreError::Io {
+            kind: "out_of_memory",
+        })?;
+        let result = if plan.method == METHOD_STORED {
+            bytes.resize(len, 0);
+            self.inflate(&plan, Sink::Keep(bytes.as_mut_slice()))
+        } else {
+            self.inflate(&plan, Sink::Append(&mut bytes))
+        };
+        if let Err(err) = result {
+            recycle::give(bytes);
+            return Err(err);
+        }
         SourceText::decode(bytes)
     }
 
