@@ -62,6 +62,10 @@ from viano_bug_analysis.investigation.evidence import (
     EvidenceError,
     EvidenceStore,
 )
+from viano_bug_analysis.investigation.interpretation_state import (
+    interpretation_state,
+    report_changed_error,
+)
 from viano_bug_analysis.investigation.llm import AnswerSchema, ChatModel
 from viano_bug_analysis.investigation.llm_formats import PackageFormats
 from viano_bug_analysis.investigation.project_context import load_index, project_prompt_context
@@ -162,6 +166,11 @@ class InvestigationController:
                 "the case has no hypotheses: run vba interpret (vba investigate does it first)",
                 {"analysis_revision": package.analysis_revision},
             )
+        changed = interpretation_state(package)
+        if changed.report_changed:
+            # The hypotheses answer an earlier report text: a verdict issued now would
+            # claim the current one. `vba investigate --reinvestigate` interprets first.
+            raise report_changed_error(package, changed)
         check_writable(self._layout)  # a read-only or full package fails before a paid call
         current = self._checkpoints.current()
         if current is not None:
