@@ -252,6 +252,10 @@ def test_vba_investigate_refuses_an_edited_report_and_reinvestigates_it_on_reque
     status = run_vba("status", str(root))
     assert "verdict: version 2 of revision 4" in status.stdout
     assert "report: edited" not in status.stdout
+    for form in ("md", "html"):
+        report = run_vba("report", str(root), "--format", form)
+        assert report.returncode == 0, report.stderr
+        assert "verdict version 2 of revision 4" in report.stdout
     verified = run_vba("case", "verify", str(root))
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
