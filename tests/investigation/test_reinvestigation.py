@@ -89,6 +89,7 @@ def test_an_edited_report_is_never_concluded_from_the_earlier_texts_outcomes(
     state = interpretation_state(load_package(root))
     assert (state.interpreted_revision, state.report_changed) == (1, True)
     history = CheckpointStore(root).history()
+    manifest = (root / "manifest.json").read_bytes()
     with ScriptedLlmServer([]) as server:
         with pytest.raises(InterpretationError) as caught:
             controller(root, server).run()
@@ -99,6 +100,7 @@ def test_an_edited_report_is_never_concluded_from_the_earlier_texts_outcomes(
         assert caught.value.code == "report_changed_since_interpretation"
         assert server.requests == []
     assert CheckpointStore(root).history() == history  # nothing written
+    assert (root / "manifest.json").read_bytes() == manifest
     assert [v["analysis_revision"] for v in VerdictStore(root).versions()] == [2]
     # vba status and the report say so.
     status = status_document(root)

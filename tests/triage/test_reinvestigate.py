@@ -159,6 +159,25 @@ def test_an_edited_report_is_reinvestigated_with_the_option_and_a_rerun_asks_not
     verify(package)
 
 
+# `python -c COUNT ARGS...`: `vba ARGS...`, then every file commit it made (the target
+# of each link or rename, one a line) on stderr after a line `commits:`.
+COUNT = (
+    "import os, sys\n"
+    "targets = []\n"
+    "for name in ('link', 'replace'):\n"
+    "    original = getattr(os, name)\n"
+    "    def commit(*args, _original=original, **kwargs):\n"
+    "        result = _original(*args, **kwargs)\n"
+    "        targets.append(os.fspath(args[1]))\n"
+    "        return result\n"
+    "    setattr(os, name, commit)\n"
+    "from viano_bug_analysis.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "sys.stderr.write('commits:\\n' + '\\n'.join(targets) + '\\n')\n"
+    "raise SystemExit(code)\n"
+)
+
+
 def test_killed_with_sigkill_during_the_reinvestigation_and_run_again_resumes(
     tmp_path: Path, research_setup: ResearchSetup
 ) -> None:
@@ -169,31 +188,40 @@ def test_killed_with_sigkill_during_the_reinvestigation_and_run_again_resumes(
             config = _config(tmp_path, server, research_setup)
             args = [*_command(issues, out, config, research_setup), "--reinvestigate"]
             code = sigkill_vba(kill_after, *args)
-            if kill_after:
-                rerun = sigkill_vba(0, *args)
-                assert rerun == 0, f"commit {kill_after}: rerun exit {rerun}"
+            rerun = sigkill_vba(0, *args)
+            assert rerun == 0, f"commit {kill_after}: rerun exit {rerun}"
             assert server.unscripted == 0
             return code, len(server.requests)
 
+    # The clean run, its file commits counted: the new spec, the build of the new
+    # revision, then (from the first checkpoint) the re-investigation, the case
+    # report, the result record and the index.
     clean = tmp_path / "clean"
     shutil.copytree(base, clean)
-    assert run(clean, 0) == (0, 3)
+    with ScriptedLlmServer(AGAIN) as server:
+        config = _config(tmp_path, server, research_setup)
+        args = [*_command(issues, clean, config, research_setup), "--reinvestigate"]
+        done = subprocess.run(
+            [sys.executable, "-c", COUNT, *args], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        assert len(server.requests) == 3
+    targets = done.stderr.split("commits:\n", 1)[1].split()
+    first = next(n for n, t in enumerate(targets, 1) if "/analysis/checkpoints/" in t)
     expected = (clean / "index.json").read_bytes()
-    killed = 0
-    # Every third file commit of the run, from the new spec through the build and the
-    # re-interpretation to the investigation, the report and the index.
-    for kill_after in range(1, 400, 3):
+    # Two points in the build, then every other commit of the re-investigation to the end.
+    points = [1, first // 2, *range(first, len(targets) + 1, 2)]
+    for kill_after in points:
         out = tmp_path / f"killed-{kill_after:03d}"
         shutil.copytree(base, out)
         code, asked = run(out, kill_after)
-        if code == 0:  # the run had fewer commits: every part was killed in
-            shutil.rmtree(out)
-            break
         assert code == -9, f"commit {kill_after}: exit {code}"
         assert asked == 3, f"commit {kill_after}: {asked} requests"  # none lost or repeated
         assert (out / "index.json").read_bytes() == expected, f"commit {kill_after}"
         verify(out / "cases" / "vcore-bugs-101")
-        killed += 1
         shutil.rmtree(out)
-    assert killed >= 10
-    print(f"\nvba triage --reinvestigate killed with SIGKILL at {killed} points, each resumed")
+    assert len(points) >= 12
+    print(
+        f"\nvba triage --reinvestigate: {len(targets)} file commits ({first - 1} before the "
+        f"re-investigation); killed with SIGKILL after {len(points)} of them, each resumed"
+    )

@@ -190,20 +190,20 @@ class CaseInterpreter:
 
     def _run(self) -> InterpretationOutcome:
         package = load_package(self._root)
+        state = interpretation_state(package)
+        if state.report_changed and not self._reinterpret:
+            raise report_changed_error(package, state)  # before anything is written
         check_writable(self._layout)  # before a paid call
         current = self._checkpoints.current()
         if current is not None:
             self._checkpoints.sync_manifest()
         proposed = [h for h in package.case["hypotheses"] if is_proposed(h)]
-        state = interpretation_state(package)
         if proposed and not state.report_changed:
             # Committed before (this run was killed after the manifest, or the
             # case is already interpreted): complete the rest, ask nothing.
             assert state.interpreted_revision is not None
             self._complete(state.interpreted_revision, package)
             return InterpretationOutcome(INTERPRETED, None, package.analysis_revision, proposed)
-        if state.report_changed and not self._reinterpret:
-            raise report_changed_error(package, state)
         if current is not None and current.state == BLOCKED:
             code = current.blocked.code if current.blocked else None
             return InterpretationOutcome(BLOCKED, code, package.analysis_revision)
