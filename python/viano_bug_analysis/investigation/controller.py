@@ -27,7 +27,10 @@ Every record is written once; a rerun after a kill replays what is recorded
 (no request is sent twice or lost, nothing is charged twice, no evidence is
 taken twice). A run holds the package's investigation lock from before it
 reads anything, and every start first brings the manifest in line with the
-checkpoint log. Only a fully validated answer is ever acted on.
+checkpoint log. Only a fully validated answer is ever acted on. A case whose
+report was edited after its interpretation is refused before anything is
+written (``report_changed_since_interpretation``): its outcomes answer the
+earlier text, and ``vba investigate --reinvestigate`` interprets it first.
 """
 
 from __future__ import annotations

@@ -37,6 +37,15 @@ point of the interpretation), the account closed and the checkpoint
 ``interpreted``. A run killed after any of them is finished by the next run
 exactly once: no request lost or sent twice, nothing charged twice.
 
+An edited report (``interpretation_state``: the current revision's title or
+text differs from the revision the hypotheses were proposed on) is refused
+with ``report_changed_since_interpretation`` unless ``reinterpret``: then a
+concluded case is reopened (checkpoint ``reopened`` with that reason), the
+current revision is interpreted as above, and its new revision keeps only
+the operator's hypotheses before the new ones, which take IDs no revision or
+record has used; the ``interpreted`` checkpoint names the replaced ones
+(``superseded``). Their outcomes, steps and the earlier verdict stay.
+
 The interpreter never diagnoses and never sees an investigation's answer:
 its prompt holds no evidence, no assessment and no outcome.
 """
