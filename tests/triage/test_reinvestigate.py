@@ -14,6 +14,7 @@ the model was asked each question exactly once.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -207,7 +208,9 @@ def test_killed_with_sigkill_during_the_reinvestigation_and_run_again_resumes(
         assert done.returncode == 0, done.stderr
         assert len(server.requests) == 3
     targets = done.stderr.split("commits:\n", 1)[1].split()
-    first = next(n for n, t in enumerate(targets, 1) if "/analysis/checkpoints/" in t)
+    # Commits name the file only (durable writes link and rename inside the directory):
+    # the first checkpoint of the run, ``NNNNNN-transition.json``, is its ``reopened``.
+    first = next(n for n, t in enumerate(targets, 1) if re.fullmatch(r"[0-9]+-transition\.json", t))
     expected = (clean / "index.json").read_bytes()
     # Two points in the build, then every other commit of the re-investigation to the end.
     points = [1, first // 2, *range(first, len(targets) + 1, 2)]
