@@ -15,11 +15,13 @@
     vba research --config C --query Q.json      answer one live project query
     vba references --project-config C --type T --id N [--package P] [--profile P] [--json]
                                                 every use of an ID as a type (rows, lines)
-    vba interpret PACKAGE --config C [--profile P]
+    vba interpret PACKAGE --config C [--reinterpret] [--profile P]
                                                 propose hypotheses for the report with an LLM
-    vba investigate PACKAGE --config C [--profile P]
+                                                (--reinterpret: again for an edited report)
+    vba investigate PACKAGE --config C [--reinvestigate] [--profile P]
                                                 run the hypothesis loop with an LLM
-                                                (interprets first when there are none)
+                                                (interprets first when there are none;
+                                                --reinvestigate: an edited report anew)
     vba triage ISSUES --out DIR [--project-config C] [--config I] [--jobs N] [--only LIST]
                [--since DATE] [--label L] [--reinvestigate] [--profile P]
                                                 many reports at once: a package each, one index
@@ -511,6 +513,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     interpret.add_argument("package", help="case package directory")
     interpret.add_argument("--config", required=True, help="investigation TOML configuration")
+    interpret.add_argument(
+        "--reinterpret",
+        action="store_true",
+        help="the report changed after the interpretation: propose new hypotheses for the "
+        "current revision (the earlier ones, their outcomes and the verdict stay in the "
+        "history); without it such a case is refused (report_changed_since_interpretation)",
+    )
     _add_profile(interpret, router=True)
     interpret.set_defaults(run=_cmd_interpret)
     investigate = commands.add_parser(
@@ -518,6 +527,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     investigate.add_argument("package", help="case package directory")
     investigate.add_argument("--config", required=True, help="investigation TOML configuration")
+    investigate.add_argument(
+        "--reinvestigate",
+        action="store_true",
+        help="the report changed after the interpretation: interpret the current revision "
+        "again and investigate its new hypotheses (a new verdict; the earlier one stays in "
+        "the history); without it such a case is refused (report_changed_since_interpretation)",
+    )
     _add_profile(investigate, router=True)
     investigate.set_defaults(run=_cmd_investigate)
     llm = commands.add_parser("llm", help="LLM endpoint commands", **shared)

@@ -376,6 +376,7 @@ class InterpretationError(VbaError):
             "case_has_no_hypotheses",
             "interpretation_after_conclusion",
             "interpretation_without_sources",
+            "report_changed_since_interpretation",
         }
     )
 

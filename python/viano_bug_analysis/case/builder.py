@@ -48,6 +48,7 @@ from viano_bug_analysis.case.package import (
     MANIFEST_NAME,
     CasePackage,
     load_package,
+    revision_case,
     verify_attachment,
 )
 from viano_bug_analysis.case.report_revision import (
@@ -155,10 +156,12 @@ class CaseBuilder:
         finished = _finished_revision(self._root)
         # Checked before anything is written: a refused spec leaves no trace.
         if finished:
-            previous_case = load_package(self._root).case
+            current = load_package(self._root)
+            previous_case = current.case
             if self._research is None and not self._without_research:
                 self._keep_research(finished, previous_case)
             previous = previous_case["hypotheses"]
+            _refuse_retired_ids(current, self._spec["hypotheses"])
             self._hypotheses = _revision_hypotheses(previous, self._spec["hypotheses"])
         self._progress("staging attachments")
         attachments = self._stage_attachments(finished + 1)
@@ -520,6 +523,32 @@ def _revision_hypotheses(
         elif hypothesis["id"] in own:
             merged.append(own.pop(hypothesis["id"])[1])
     return merged + [h for h in spec if h["id"] in own]
+
+
+def _refuse_retired_ids(package: CasePackage, spec: list[dict[str, Any]]) -> None:
+    """A spec hypothesis may not take the ID of an interpreter hypothesis that a
+    reinterpretation (an edited report) replaced: its stored outcome, steps and
+    evidence answer that statement about the earlier report."""
+    kept = {h["id"] for h in package.case["hypotheses"]}
+    retired: set[str] = set()
+    for revision in range(1, package.analysis_revision):
+        for hypothesis in revision_case(package, revision)["hypotheses"]:
+            origin = hypothesis.get("origin")
+            if isinstance(origin, dict) and origin.get("by") == "case_interpreter":
+                retired.add(hypothesis["id"])
+    for index, hypothesis in enumerate(spec):
+        if hypothesis["id"] in retired - kept:
+            raise CaseError(
+                "spec_invalid",
+                "case spec is invalid: this hypothesis ID belonged to a hypothesis the case "
+                "interpreter proposed for an earlier report text; choose another ID "
+                f"(at /hypotheses/{index}/id)",
+                {
+                    "reason": "hypothesis id retired by a reinterpretation",
+                    "pointer": f"/hypotheses/{index}/id",
+                    "hypothesis_id": hypothesis["id"],
+                },
+            )
 
 
 def _placed(attachments: list[dict[str, Any]]) -> list[PlacedAttachment]:

@@ -175,6 +175,32 @@ def load_package(package_path: str | os.PathLike[str]) -> CasePackage:
     )
 
 
+def revision_case(package: CasePackage, revision: int) -> dict[str, Any]:
+    """The case of an earlier (or the current) revision of ``package``, read and
+    checked like the current one (canonical bytes, the case schema, its revision).
+
+    Revisions are written once, so the case of a revision the package has moved
+    past is still the one it was; a missing or damaged one is a ``CaseError``.
+    """
+    if type(revision) is not int or not 1 <= revision <= package.analysis_revision:
+        raise CaseError(
+            "case_missing",
+            "the package has no such revision",
+            {"file": "revisions", "reason": "no such revision"},
+        )
+    if revision == package.analysis_revision:
+        return package.case
+    rel = PackageLayout.revision_case(revision).as_posix()
+    case = _parse_case(_read_case(_inside_package(str(package.path), rel, "/case/path"), rel), rel)
+    if case["analysis_revision"] != revision or case["case_id"] != package.case_id:
+        raise CaseError(
+            "case_identity_mismatch",
+            f"{rel} does not hold revision {revision} of this case",
+            {"file": rel, "field": "analysis_revision"},
+        )
+    return case
+
+
 # -- manifest -------------------------------------------------------------------
 
 
@@ -608,6 +634,7 @@ __all__ = [
     "VerifiedAttachment",
     "clear_digest_cache",
     "load_package",
+    "revision_case",
     "verify_attachment",
     "verify_package",
 ]

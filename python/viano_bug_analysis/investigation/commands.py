@@ -39,13 +39,17 @@ from viano_bug_analysis.investigation.controller import (
     RunOutcome,
 )
 from viano_bug_analysis.investigation.evidence import EvidenceStore
+from viano_bug_analysis.investigation.interpretation_state import (
+    interpretation_state,
+    is_proposed,
+)
 from viano_bug_analysis.investigation.interpreter import CaseInterpreter, InterpretationOutcome
 from viano_bug_analysis.investigation.llm import ChatClient
 from viano_bug_analysis.investigation.manifest_sync import manifest_status
 from viano_bug_analysis.investigation.research_block import research_of
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.token_use import Prices, token_use
-from viano_bug_analysis.investigation.verdict import hypothesis_entries, usage_of
+from viano_bug_analysis.investigation.verdict import VerdictStore, hypothesis_entries, usage_of
 
 EXIT_BLOCKED = ExitCode.BLOCKED
 
@@ -64,7 +68,12 @@ def _research(path: Any, profile: Any) -> Iterator[Research | None]:
 
 
 def _interpret(
-    package: Any, config: InvestigationConfig, router: Any, progress: ProgressLine
+    package: Any,
+    config: InvestigationConfig,
+    router: Any,
+    progress: ProgressLine,
+    *,
+    reinterpret: bool = False,
 ) -> InterpretationOutcome:
     # The interpreter asks nothing live: with research configured it shows the
     # revision's enrichment facts and may propose a project.query first query.
@@ -75,6 +84,7 @@ def _interpret(
         research_enabled=config.research_config is not None,
         router=router,
         progress=progress,
+        reinterpret=reinterpret,
     )
     return interpreter.run()
 
@@ -103,27 +113,45 @@ def run_interpret(args: argparse.Namespace) -> int:
     config = load_investigation_config(args.config)
     profile = profile_from_args(args)
     progress = ProgressLine(sys.stderr)
-    outcome = _interpret(args.package, config, profile.router(), progress)
+    reinterpret = bool(getattr(args, "reinterpret", False))
+    outcome = _interpret(args.package, config, profile.router(), progress, reinterpret=reinterpret)
     progress.done()
     return _print_interpretation(outcome, args.package)
 
 
 @dataclass(frozen=True, slots=True)
 class InvestigationRun:
-    interpreted: InterpretationOutcome | None  # None: the case had hypotheses already
+    interpreted: InterpretationOutcome | None  # None: the case has operator hypotheses only
     outcome: RunOutcome | None  # None: the interpretation blocked, nothing was investigated
 
 
 def investigate_package(
-    package: Any, config: InvestigationConfig, profile: Any, progress: Any
+    package: Any,
+    config: InvestigationConfig,
+    profile: Any,
+    progress: Any,
+    *,
+    reinvestigate: bool = False,
 ) -> InvestigationRun:
     """``vba investigate`` without its output: interpret the case when it has no
     hypotheses yet (a rerun after a kill finishes the interpretation from its
     records), then investigate every hypothesis (resuming from stored answers).
-    ``vba triage`` runs the same for each report."""
+    ``vba triage`` runs the same for each report.
+
+    A case whose report changed after its interpretation is refused
+    (``report_changed_since_interpretation``) unless ``reinvestigate``: then the
+    current revision is interpreted again and its new hypotheses investigated
+    (``CaseInterpreter(reinterpret=True)``); the earlier hypotheses, outcomes and
+    verdict stay in the package's history."""
     interpreted = None
-    if not load_package(package).case["hypotheses"]:
-        interpreted = _interpret(package, config, profile.router(), progress)
+    loaded = load_package(package)
+    hypotheses = loaded.case["hypotheses"]
+    # An interpreted case goes through the interpreter too: it asks nothing when the
+    # interpretation is current, and completes one a kill cut short after its commit.
+    if not hypotheses or any(is_proposed(h) for h in hypotheses):
+        interpreted = _interpret(
+            package, config, profile.router(), progress, reinterpret=reinvestigate
+        )
         progress.done()
         if interpreted.state == BLOCKED:
             return InvestigationRun(interpreted, None)
@@ -151,9 +179,14 @@ def run_investigate(args: argparse.Namespace) -> int:
     # Each line carries the budget left as the controller's own journal has it
     # at that moment (a manager opened here would show the state before the run).
     progress = ProgressLine(sys.stderr)
-    run = investigate_package(args.package, config, profile, progress)
+    reinvestigate = bool(getattr(args, "reinvestigate", False))
+    run = investigate_package(args.package, config, profile, progress, reinvestigate=reinvestigate)
     interpreted = run.interpreted
-    if interpreted is not None and _print_interpretation(interpreted, args.package) != 0:
+    if (
+        interpreted is not None
+        and (interpreted.new or interpreted.state == BLOCKED)
+        and _print_interpretation(interpreted, args.package) != 0
+    ):
         return ExitCode.BLOCKED
     outcome = run.outcome
     assert outcome is not None
@@ -192,14 +225,28 @@ def status_document(package_path: Any, prices: Prices | None = None) -> dict[str
     )
     budget = BudgetManager(layout)
     log = StepLog(layout)
+    verdict = VerdictStore(layout).current()
     return {
         "package_id": package.package_id,
+        "analysis_revision": package.analysis_revision,
         "phase": package.phase,
         "state": current.state if current else "not started",
         "blocked": _blocked_record(current),
         "manifest_in_sync": in_sync,
         # Where to look first in the current revision (``vba case leads`` shows the same).
         "leads": leads_view(package),
+        # The revision the hypotheses were proposed on, and whether the report was
+        # edited since (then the outcomes answer the earlier text: --reinvestigate).
+        "interpretation": interpretation_state(package).to_record(),
+        # The current verdict (the newest issued version) and the revision it is of.
+        "verdict": None
+        if verdict is None
+        else {
+            "version": verdict["version"],
+            "analysis_revision": verdict["analysis_revision"],
+            "complete": verdict["complete"],
+            "current": verdict["analysis_revision"] == package.analysis_revision,
+        },
         "budget": {
             a.account: {
                 "limit": a.limit,
@@ -257,6 +304,19 @@ def run_status(args: argparse.Namespace) -> int:
             print(f"  {document['blocked']['research']['fix']}")
     if not document["manifest_in_sync"]:
         print("manifest: behind the checkpoint log (`vba investigate` or `vba resume` updates it)")
+    interpretation = document["interpretation"]
+    if interpretation["report_changed"]:
+        print(
+            f"report: edited after revision {interpretation['interpreted_revision']} was "
+            "interpreted; the hypotheses and the verdict answer the earlier text "
+            f"(`vba investigate {args.package} --reinvestigate` investigates the new one)"
+        )
+    verdict = document["verdict"]
+    if verdict is not None:
+        line = f"verdict: version {verdict['version']} of revision {verdict['analysis_revision']}"
+        if not verdict["current"]:
+            line += f" (the case is at revision {document['analysis_revision']})"
+        print(line)
     for line in leads_lines(document["leads"]):
         print(line)
     for account, numbers in document["budget"].items():

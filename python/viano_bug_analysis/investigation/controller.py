@@ -27,7 +27,10 @@ Every record is written once; a rerun after a kill replays what is recorded
 (no request is sent twice or lost, nothing is charged twice, no evidence is
 taken twice). A run holds the package's investigation lock from before it
 reads anything, and every start first brings the manifest in line with the
-checkpoint log. Only a fully validated answer is ever acted on.
+checkpoint log. Only a fully validated answer is ever acted on. A case whose
+report was edited after its interpretation is refused before anything is
+written (``report_changed_since_interpretation``): its outcomes answer the
+earlier text, and ``vba investigate --reinvestigate`` interprets it first.
 """
 
 from __future__ import annotations
@@ -61,6 +64,10 @@ from viano_bug_analysis.investigation.evidence import (
     CitationResolver,
     EvidenceError,
     EvidenceStore,
+)
+from viano_bug_analysis.investigation.interpretation_state import (
+    interpretation_state,
+    report_changed_error,
 )
 from viano_bug_analysis.investigation.llm import AnswerSchema, ChatModel
 from viano_bug_analysis.investigation.llm_formats import PackageFormats
@@ -162,6 +169,11 @@ class InvestigationController:
                 "the case has no hypotheses: run vba interpret (vba investigate does it first)",
                 {"analysis_revision": package.analysis_revision},
             )
+        changed = interpretation_state(package)
+        if changed.report_changed:
+            # The hypotheses answer an earlier report text: a verdict issued now would
+            # claim the current one. `vba investigate --reinvestigate` interprets first.
+            raise report_changed_error(package, changed)
         check_writable(self._layout)  # a read-only or full package fails before a paid call
         current = self._checkpoints.current()
         if current is not None:

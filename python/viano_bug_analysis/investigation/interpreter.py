@@ -37,6 +37,15 @@ point of the interpretation), the account closed and the checkpoint
 ``interpreted``. A run killed after any of them is finished by the next run
 exactly once: no request lost or sent twice, nothing charged twice.
 
+An edited report (``interpretation_state``: the current revision's title or
+text differs from the revision the hypotheses were proposed on) is refused
+with ``report_changed_since_interpretation`` unless ``reinterpret``: then a
+concluded case is reopened (checkpoint ``reopened`` with that reason), the
+current revision is interpreted as above, and its new revision keeps only
+the operator's hypotheses before the new ones, which take IDs no revision or
+record has used; the ``interpreted`` checkpoint names the replaced ones
+(``superseded``). Their outcomes, steps and the earlier verdict stay.
+
 The interpreter never diagnoses and never sees an investigation's answer:
 its prompt holds no evidence, no assessment and no outcome.
 """
@@ -50,7 +59,7 @@ from typing import Any
 from viano_bug_analysis.case.canonical import canonical_bytes as case_bytes
 from viano_bug_analysis.case.canonical import sha256_hex as case_sha256
 from viano_bug_analysis.case.lock import BUILD_LOCK, INVESTIGATION_LOCK, package_lock
-from viano_bug_analysis.case.package import CasePackage, load_package
+from viano_bug_analysis.case.package import CasePackage, load_package, revision_case
 from viano_bug_analysis.durable import PackageLayout, compact_json
 from viano_bug_analysis.errors import CaseError, InterpretationError, ToolError
 from viano_bug_analysis.investigation.answer_schema import (
@@ -63,6 +72,7 @@ from viano_bug_analysis.investigation.checkpoints import (
     CONCLUDED,
     INVALID_LLM_RESPONSES,
     INVESTIGATION,
+    REOPENED,
     CheckpointStore,
 )
 from viano_bug_analysis.investigation.config import InvestigationSettings
@@ -72,6 +82,12 @@ from viano_bug_analysis.investigation.interpretation_prompt import (
     REPORT_LABEL,
     build_messages,
     label_order,
+)
+from viano_bug_analysis.investigation.interpretation_state import (
+    REPORT_CHANGED,
+    interpretation_state,
+    is_proposed,
+    report_changed_error,
 )
 from viano_bug_analysis.investigation.llm import AnswerSchema, ChatModel
 from viano_bug_analysis.investigation.llm_formats import PackageFormats
@@ -148,8 +164,14 @@ class CaseInterpreter:
         router: InvestigationToolRouter | None = None,
         progress: Progress | None = None,
         after_step: StepHook | None = None,
+        reinterpret: bool = False,
     ) -> None:
+        """``reinterpret``: a case whose report changed after its interpretation
+        (``interpretation_state``) is interpreted again for the current revision
+        (without it that case is refused with ``report_changed_since_interpretation``).
+        A case whose interpretation is current is not asked again either way."""
         self._layout = PackageLayout(package_path)
+        self._reinterpret = reinterpret
         self._root = self._layout.root
         self._model = model
         self._settings = settings
@@ -178,28 +200,43 @@ class CaseInterpreter:
 
     def _run(self) -> InterpretationOutcome:
         package = load_package(self._root)
+        state = interpretation_state(package)
+        if state.report_changed and not self._reinterpret:
+            raise report_changed_error(package, state)  # before anything is written
         check_writable(self._layout)  # before a paid call
         current = self._checkpoints.current()
         if current is not None:
             self._checkpoints.sync_manifest()
-        proposed = [h for h in package.case["hypotheses"] if "origin" in h]
-        if proposed:
+        proposed = [h for h in package.case["hypotheses"] if is_proposed(h)]
+        if proposed and not state.report_changed:
             # Committed before (this run was killed after the manifest, or the
             # case is already interpreted): complete the rest, ask nothing.
-            revision = proposed[0]["origin"]["interpreted_revision"]
-            self._complete(revision, package)
+            assert state.interpreted_revision is not None
+            self._complete(state.interpreted_revision, package)
             return InterpretationOutcome(INTERPRETED, None, package.analysis_revision, proposed)
         if current is not None and current.state == BLOCKED:
             code = current.blocked.code if current.blocked else None
             return InterpretationOutcome(BLOCKED, code, package.analysis_revision)
-        if current is not None and current.state == CONCLUDED:
-            raise InterpretationError(
-                "interpretation_after_conclusion",
-                "the investigation of this case has concluded; add a hypothesis with a new "
-                "case revision (vba case build) and run vba investigate",
-                {"analysis_revision": package.analysis_revision},
-            )
         revision = package.analysis_revision
+        if current is not None and current.state == CONCLUDED:
+            if not state.report_changed:
+                raise InterpretationError(
+                    "interpretation_after_conclusion",
+                    "the investigation of this case has concluded; add a hypothesis with a new "
+                    "case revision (vba case build) and run vba investigate",
+                    {"analysis_revision": package.analysis_revision},
+                )
+            # The report was edited after the verdict: the one move out of
+            # `concluded`, tied to the revision that carries the new text.
+            self._checkpoints.advance(
+                INVESTIGATION,
+                event=REOPENED,
+                analysis_revision=revision,
+                reason=REPORT_CHANGED,
+                interpreted_revision=state.interpreted_revision,
+            )
+            self._checkpoints.sync_manifest()
+            self._hook("reopened")
         self._policy = self._stored_policy()
         self._account = f"interpretation-r{revision:04d}"
         if self._account not in {a.account for a in self._budget.accounts()}:
@@ -424,8 +461,12 @@ class CaseInterpreter:
         """The accepted hypotheses as a new revision, committed by the manifest."""
         revision = package.analysis_revision
         new_revision = revision + 1
-        taken = [int(h["id"][1:]) for h in package.case["hypotheses"]]
-        first = max(taken, default=0) + 1
+        # A reinterpretation (the report changed since the hypotheses were
+        # proposed) replaces the interpreter's hypotheses: they answer the earlier
+        # text, and their outcomes stay in the history under their own IDs.
+        # Operator hypotheses are kept either way.
+        kept = _kept(package)
+        first = _next_free_id(package, self._layout)
         proposed = []
         for offset, item in enumerate(decision["response"]["hypotheses"]):
             proposed.append(
@@ -445,7 +486,7 @@ class CaseInterpreter:
             )
         case = dict(package.case)
         case["analysis_revision"] = new_revision
-        case["hypotheses"] = [*package.case["hypotheses"], *proposed]
+        case["hypotheses"] = [*kept, *proposed]
         files = self._layout.files
         inputs = files.read(PackageLayout.revision_inputs(revision))
         if inputs is not None:
@@ -481,13 +522,20 @@ class CaseInterpreter:
             and current is not None
             and current.state == INVESTIGATION
         ):
-            ids = [h["id"] for h in package.case["hypotheses"] if "origin" in h]
+            ids = [h["id"] for h in package.case["hypotheses"] if is_proposed(h)]
+            superseded = [
+                h["id"]
+                for h in revision_case(package, revision)["hypotheses"]
+                if is_proposed(h) and h["id"] not in ids
+            ]
+            fields: dict[str, Any] = {"superseded": superseded} if superseded else {}
             self._checkpoints.advance(
                 INVESTIGATION,
                 event=INTERPRETED,
                 analysis_revision=revision,
                 new_revision=package.analysis_revision,
                 hypotheses=ids,
+                **fields,
             )
             self._checkpoints.sync_manifest()
             self._hook("interpreted")
@@ -533,7 +581,7 @@ class CaseInterpreter:
             "analysis_revision": package.analysis_revision,
             "report": {"title": case["report"]["title"], "text": case["report"]["text"]},
             "kept_hypotheses": [
-                {"id": h["id"], "statement": h["statement"]} for h in case["hypotheses"]
+                {"id": h["id"], "statement": h["statement"]} for h in _kept(package)
             ],
             "facts": facts,
             "operations": operations,
@@ -622,6 +670,29 @@ _SHAPES: dict[str, Callable[[dict[str, Any]], bool]] = {
     "reply": is_reply,
     "decision": _is_decision,
 }
+
+
+def _kept(package: CasePackage) -> list[dict[str, Any]]:
+    """The hypotheses a new interpretation keeps: all of a case not interpreted yet
+    (or whose interpretation is current); the operator's when the report changed."""
+    hypotheses: list[dict[str, Any]] = package.case["hypotheses"]
+    if not interpretation_state(package).report_changed:
+        return hypotheses
+    return [h for h in hypotheses if not is_proposed(h)]
+
+
+def _next_free_id(package: CasePackage, layout: PackageLayout) -> int:
+    """The first hypothesis number no revision and no record has used: an ID is
+    never given twice, so a stored outcome, step or account answers one statement."""
+    taken = {int(h["id"][1:]) for h in package.case["hypotheses"]}
+    taken |= {int(hid[1:]) for hid, _step, _attempt, _event in StepLog(layout).events()}
+    for revision in range(1, package.analysis_revision):
+        try:
+            taken |= {int(h["id"][1:]) for h in revision_case(package, revision)["hypotheses"]}
+        except CaseError as err:
+            if err.code != "case_missing":
+                raise
+    return max(taken, default=0) + 1
 
 
 def _some(labels: list[str], shown: int = 16) -> str:

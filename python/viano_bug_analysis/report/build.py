@@ -38,6 +38,10 @@ from viano_bug_analysis.investigation.evidence import (
     resolve_lines,
     resolve_reference,
 )
+from viano_bug_analysis.investigation.interpretation_state import (
+    InterpretationState,
+    interpretation_state,
+)
 from viano_bug_analysis.investigation.project_context import LABELS, load_index
 from viano_bug_analysis.investigation.research_block import research_of
 from viano_bug_analysis.investigation.steps import StepLog
@@ -119,7 +123,7 @@ def build_report(
         "state": {
             "state": state,
             "blocked": blocked,
-            "notice": _notice(state, blocked, groups),
+            "notice": _notice(state, blocked, groups, interpretation_state(package)),
         },
         "report": {
             "title": package.case["report"]["title"],
@@ -143,6 +147,7 @@ def build_report(
         if not verdicts
         else {
             "version": verdicts[-1]["version"],
+            "analysis_revision": verdicts[-1]["analysis_revision"],
             "issued_at": verdicts[-1]["issued_at"],
             "versions": len(verdicts),
             "current": _verdict_matches(verdicts[-1], entries),
@@ -155,8 +160,19 @@ def build_report(
     return report
 
 
-def _notice(state: str, blocked: Mapping[str, Any] | None, groups: Mapping[str, Any]) -> str | None:
+def _notice(
+    state: str,
+    blocked: Mapping[str, Any] | None,
+    groups: Mapping[str, Any],
+    interpretation: InterpretationState,
+) -> str | None:
     """What a reader must know before reading the rest, or ``None`` for a finished case."""
+    if interpretation.report_changed:
+        return (
+            f"The report was edited after revision {interpretation.interpreted_revision} was "
+            "interpreted: the hypotheses and the verdict below answer the earlier text. "
+            "Run `vba investigate --reinvestigate` to investigate the report as it is now."
+        )
     if state == "not started":
         return "The investigation has not started: no hypothesis has been investigated."
     if blocked is not None:

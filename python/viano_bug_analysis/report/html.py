@@ -129,7 +129,9 @@ def _verdict_meta(report: Mapping[str, Any]) -> str:
     verdict = report["verdict"]
     if verdict is None:
         return " · no verdict issued"
-    return f" · verdict version {_t(verdict['version'])} issued {_t(verdict['issued_at'])}"
+    revision = verdict.get("analysis_revision")
+    of = "" if revision is None else f" of revision {_t(revision)}"
+    return f" · verdict version {_t(verdict['version'])}{of} issued {_t(verdict['issued_at'])}"
 
 
 def _confidence(value: Any) -> str:

@@ -241,7 +241,15 @@ def _verdict_line(report: Mapping[str, Any]) -> str:
     verdict = report["verdict"]
     if verdict is None:
         return ", no verdict issued."
-    return f", verdict version {verdict['version']} issued {_i(verdict['issued_at'])}."
+    return (
+        f", verdict version {verdict['version']}{_of_revision(verdict)} "
+        f"issued {_i(verdict['issued_at'])}."
+    )
+
+
+def _of_revision(verdict: Mapping[str, Any]) -> str:
+    revision = verdict.get("analysis_revision")
+    return "" if revision is None else f" of revision {int(revision)}"
 
 
 def _confidence(value: Any) -> str:

@@ -15,10 +15,15 @@ uninterrupted run ends: an unchanged spec file is not rewritten, an
 unchanged case is not rebuilt (the builder finds the revision of the same
 inputs and asks nothing), an interrupted build resumes from its journal, an
 investigation from its stored answers (an answer stored is never asked
-again). A changed report (title or body) writes a new spec, so the build
-makes a new revision; a case already investigated at an older revision is
-then marked ``changed_since_verdict`` and investigated again only with
-``reinvestigate``.
+again). A changed report writes a new spec, so the build makes a new
+revision. When its title or body changed after the case was interpreted
+(``investigation.interpretation_state``: the package's own record, not this
+folder's), the case is marked ``changed_since_verdict`` and investigated
+again only with ``reinvestigate``: the same mechanism as ``vba investigate
+--reinvestigate`` (a new interpretation of the current revision, its new
+hypotheses investigated, a new verdict version; the earlier ones stay in
+the package's history). Any other change (labels, state) concludes again
+at once and asks nothing.
 
 A result record holds only what the inputs decide (no times, no process
 facts), so the index is the same after any interruption. Records, specs and
@@ -39,6 +44,7 @@ from typing import Any
 from viano_bug_analysis.case.lock import exclusive_lock
 from viano_bug_analysis.durable import PackageFiles
 from viano_bug_analysis.errors import TriageError, VbaError
+from viano_bug_analysis.investigation.interpretation_state import REPORT_CHANGED
 from viano_bug_analysis.jsonio import canonical_bytes, sha256_hex, strict_loads
 from viano_bug_analysis.triage.reports import Report
 
@@ -137,14 +143,16 @@ class Triage:
         if verdict_on == digest:
             record["status"] = "investigated"  # nothing new to ask
             return self._with_report(key, record)
-        if verdict_on is not None and not self.setup.reinvestigate:
-            record["status"] = "changed_since_verdict"
-            return self._with_report(key, record)
         try:
             with self._llm:
                 state = self._investigate(key)
         except VbaError as err:
-            record.update(status="failed", error=_error_record(err, "investigation"))
+            if err.code == REPORT_CHANGED:
+                # The package says it: the report was edited after its interpretation
+                # (so after any verdict); only --reinvestigate interprets it again.
+                record["status"] = "changed_since_verdict"
+            else:
+                record.update(status="failed", error=_error_record(err, "investigation"))
             return self._with_report(key, record)
         if state == "concluded":
             record.update(status="investigated", investigated_spec=digest)
@@ -183,7 +191,12 @@ class Triage:
         package = self.root / CASES / key
         config = self.setup.investigation
         assert config is not None
-        run = investigate_package(package, config, self.setup.profile, _Quiet())
+        # One mechanism with `vba investigate --reinvestigate`: the package decides
+        # whether its report changed since the interpretation, and a case whose
+        # report did not (a new label, say) concludes again asking nothing.
+        run = investigate_package(
+            package, config, self.setup.profile, _Quiet(), reinvestigate=self.setup.reinvestigate
+        )
         if run.outcome is None:
             assert run.interpreted is not None
             return f"blocked:{run.interpreted.code}"
