@@ -212,8 +212,11 @@ def test_killed_with_sigkill_during_the_reinvestigation_and_run_again_resumes(
     # the first checkpoint of the run, ``NNNNNN-transition.json``, is its ``reopened``.
     first = next(n for n, t in enumerate(targets, 1) if re.fullmatch(r"[0-9]+-transition\.json", t))
     expected = (clean / "index.json").read_bytes()
-    # Two points in the build, then every other commit of the re-investigation to the end.
-    points = [1, first // 2, *range(first, len(targets) + 1, 2)]
+    # Two points in the build, then six spread over the re-investigation to its last
+    # commit: every commit of the re-investigation itself is killed at in
+    # tests/investigation/test_reinvestigation.py; here the triage's own resume is shown.
+    span = len(targets) - first
+    points = sorted({1, first // 2, *(first + span * k // 5 for k in range(6))})
     for kill_after in points:
         out = tmp_path / f"killed-{kill_after:03d}"
         shutil.copytree(base, out)
@@ -223,7 +226,7 @@ def test_killed_with_sigkill_during_the_reinvestigation_and_run_again_resumes(
         assert (out / "index.json").read_bytes() == expected, f"commit {kill_after}"
         verify(out / "cases" / "vcore-bugs-101")
         shutil.rmtree(out)
-    assert len(points) >= 12
+    assert len(points) >= 6 and points[-1] == len(targets)
     print(
         f"\nvba triage --reinvestigate: {len(targets)} file commits ({first - 1} before the "
         f"re-investigation); killed with SIGKILL after {len(points)} of them, each resumed"
