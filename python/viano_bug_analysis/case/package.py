@@ -186,7 +186,7 @@ def revision_case(package: CasePackage, revision: int) -> dict[str, Any]:
         raise CaseError(
             "case_missing",
             "the package has no such revision",
-            {"file": "revisions", "reason": "no such revision"},
+            {"file": PackageLayout.REVISIONS.as_posix(), "reason": "no such revision"},
         )
     if revision == package.analysis_revision:
         return package.case
