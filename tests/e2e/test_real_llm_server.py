@@ -78,6 +78,9 @@ def _config(
         "[investigation]\n"
         # Small bounds: a 2-core CI machine answers a step in seconds.
         "max_steps = 2\n"
+        # A 135M model repeats itself: a second hypothesis restates the first
+        # (refused, repeats_hypothesis), and eight of them outrun max_tokens.
+        "max_hypotheses = 1\n"
         f"invalid_response_limit = {invalid_limit}\n"
         "response_recovery_version = 1\n"
     )

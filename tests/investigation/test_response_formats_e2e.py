@@ -2,8 +2,9 @@
 
 - ``auto`` concludes a case on a server that refuses json_schema (llama-cpp-python's
   500): the fallback is stored in the package before the request that uses it, every
-  later request goes out in json_object with the step's own schema, and each call
-  record (version 2) names the format;
+  later request goes out as a grammar compiled from the step's own schema, and each
+  call record (version 2) names the format; a server that refuses json_schema and
+  the grammar member gets json_object with the step's own schema;
 - a resumed run finds the stored format and sends the same bytes, never json_schema
   again;
 - a json_schema answer whose citation does not resolve is still rejected;
@@ -67,13 +68,39 @@ def test_auto_concludes_a_case_on_a_server_that_refuses_json_schema(tmp_path: Pa
         outcome = run(root, server)
         requests = server.requests
     assert outcome.state == "concluded"
-    assert recipes.sent_formats(requests) == ["json_schema", "json_object", "json_object"]
+    assert recipes.sent_formats(requests) == ["json_schema", "grammar", "grammar"]
     assert [(f["response_format"], f["reason"]) for f in stored_formats(root)] == [
         ("json_schema", "first_choice"),
-        ("json_object", "names_response_format"),
+        ("grammar", "names_response_format"),
     ]
     # Each request carries its own step's binding: step 2 may cite the evidence step 1 took.
-    schemas = [r.body["response_format"]["schema"] for r in requests[1:]]  # type: ignore[index]
+    grammars = [r.body["grammar"] for r in requests[1:]]  # type: ignore[index]
+    assert 'root-evidence ::= "[" "]"' in grammars[0]  # nothing to cite yet
+    assert '"\\"E1\\""' not in grammars[0] and '"\\"E1\\""' in grammars[1]
+    assert '"\\"/result\\""' in grammars[1]  # E1's own pointers
+    records = CallRecordStore(root).list()
+    assert [r.document["format_version"] for r in records] == [2, 2]
+    assert {r.document["response_format"]["type"] for r in records} == {"grammar"}
+    # The stored answer names the request actually sent, by its hash.
+    reply_record = StepLog(root).get("H1", 1, 1, "reply")
+    assert reply_record is not None
+    sent = jsonio.ordered_bytes(requests[1].body)  # the body as parsed keeps its order
+    assert reply_record["chat"]["request_sha256"] == hashlib.sha256(sent).hexdigest()
+
+
+def test_json_object_carries_each_steps_own_schema(tmp_path: Path) -> None:
+    root = built_package(tmp_path)
+    with ScriptedLlmServer([answer(FIND), answer(CONCLUDE)], gate=recipes.refuses_schema()) as s:
+        outcome = run(root, s)
+        requests = s.requests
+    assert outcome.state == "concluded"
+    assert recipes.sent_formats(requests) == ["json_schema", "grammar", "json_object", "json_object"]
+    assert [(f["response_format"], f["reason"]) for f in stored_formats(root)] == [
+        ("json_schema", "first_choice"),
+        ("json_object", "names_grammar"),
+        ("grammar", "names_response_format"),
+    ]
+    schemas = [r.body["response_format"]["schema"] for r in requests[2:]]  # type: ignore[index]
     evidence = [s["properties"]["evidence"] for s in schemas]
     assert evidence[0]["maxItems"] == 0
     (cited,) = evidence[1]["items"]["anyOf"]  # E1, its reference bound to its own answer
@@ -81,13 +108,7 @@ def test_auto_concludes_a_case_on_a_server_that_refuses_json_schema(tmp_path: Pa
     pointers, lines = cited["properties"]["reference"]["anyOf"]  # the answer shows lines
     assert "/result" in pointers["enum"] and lines["pattern"].startswith("^L")
     records = CallRecordStore(root).list()
-    assert [r.document["format_version"] for r in records] == [2, 2]
     assert {r.document["response_format"]["type"] for r in records} == {"json_object"}
-    # The stored answer names the request actually sent, by its hash.
-    reply_record = StepLog(root).get("H1", 1, 1, "reply")
-    assert reply_record is not None
-    sent = jsonio.ordered_bytes(requests[1].body)  # the body as parsed keeps its order
-    assert reply_record["chat"]["request_sha256"] == hashlib.sha256(sent).hexdigest()
 
 
 def test_a_resumed_run_sends_the_stored_format_and_the_same_bytes(tmp_path: Path) -> None:
@@ -104,7 +125,12 @@ def test_a_resumed_run_sends_the_stored_format_and_the_same_bytes(tmp_path: Path
         outcome = run(twice, server)
         resumed = [jsonio.canonical_bytes(r.body) for r in server.requests]
     assert outcome.state == "concluded"
-    assert recipes.sent_formats(server.requests) == ["json_schema", "json_object", "json_object"]
+    assert recipes.sent_formats(server.requests) == [
+        "json_schema",
+        "grammar",
+        "json_object",
+        "json_object",
+    ]
     # The two packages hold the same case, so the same requests went out.
     assert resumed == uninterrupted
 
@@ -159,14 +185,14 @@ def test_the_interpretation_sends_its_own_schema_and_falls_back_the_same_way(
         outcome = interpreter(root, server).run()
         requests = server.requests
     assert outcome.state == "interpreted"
-    assert recipes.sent_formats(requests) == ["json_schema", "json_object"]
+    assert recipes.sent_formats(requests) == ["json_schema", "grammar"]
     first = requests[0].body["response_format"]["json_schema"]  # type: ignore[index]
     assert first["name"] == "case_interpretation"
     queries = first["schema"]["properties"]["hypotheses"]["items"]["properties"]["first_query"]
     operations = {q["properties"]["operation"]["const"] for q in queries["anyOf"]}
     assert "source.find_text" in operations and "project.query" not in operations
     (record,) = CallRecordStore(root).list()
-    assert record.document["response_format"]["type"] == "json_object"
+    assert record.document["response_format"]["type"] == "grammar"
 
 
 def test_call_records_of_either_version_are_read_strictly(tmp_path: Path) -> None:
@@ -189,7 +215,7 @@ def test_a_damaged_format_choice_names_its_file(tmp_path: Path) -> None:
     with ScriptedLlmServer([answer(FIND), answer(CONCLUDE)], gate=recipes.refuses_schema()) as s:
         run(root, s)
     folder = root / PackageLayout.LLM_FORMATS
-    victim = sorted(folder.iterdir())[-1]
+    (victim,) = folder.glob("*-json_object.json")
     victim.write_bytes(victim.read_bytes().replace(b"json_object", b"json_obiect"))
     key = victim.name.split("-")[0]
     with pytest.raises(PackageFileError) as caught:

@@ -137,12 +137,18 @@ def step_schema(
 
 
 def interpretation_schema(
-    *, research: bool, labels: Collection[str], sources: Mapping[str, str]
+    *,
+    research: bool,
+    labels: Collection[str],
+    sources: Mapping[str, str],
+    max_hypotheses: int | None = None,
 ) -> AnswerSchema:
     """The case interpretation's answer schema: its first queries are the tool
     steps of ``investigation-response-v1`` (operation and arguments), bound to
     the case's ``sources`` as a step's are; ``rests_on`` is an enum of the fact
-    ``labels`` the prompt shows (the interpreter refuses any other)."""
+    ``labels`` the prompt shows (the interpreter refuses any other); at most
+    ``max_hypotheses`` hypotheses where the configuration narrows the
+    contract's eight (the interpreter refuses more)."""
     document = load_schema(INTERPRETATION_SCHEMA)
     root = _Inliner(document).inline(document)
     step = step_schema("H1", (), research=research, sources=sources)
@@ -154,7 +160,10 @@ def interpretation_schema(
         query["properties"] = {key: query["properties"][key] for key in ("operation", "arguments")}
         query["required"] = ["operation", "arguments"]
         queries.append(query)
-    hypothesis = root["properties"]["hypotheses"]["items"]
+    hypotheses = root["properties"]["hypotheses"]
+    if max_hypotheses is not None:
+        hypotheses["maxItems"] = min(hypotheses["maxItems"], max_hypotheses)
+    hypothesis = hypotheses["items"]
     hypothesis["properties"]["first_query"] = {"anyOf": queries}
     rests_on = hypothesis["properties"]["rests_on"]
     _enum_items(rests_on, sorted(set(labels), key=label_order))

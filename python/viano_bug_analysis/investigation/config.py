@@ -12,6 +12,7 @@ price_per_million_completion = 0.60     # and the report
 
 [investigation]
 max_steps = 8                           # model answers per hypothesis
+max_hypotheses = 8                      # the most the interpreter proposes (1-8)
 invalid_response_limit = 3              # then the case blocks (INVALID_LLM_RESPONSES)
 response_recovery_version = 1           # 0: strict parse only (the default)
 budget_per_hypothesis = 200000          # budget units (tokens) per hypothesis
@@ -42,6 +43,9 @@ from viano_bug_analysis.investigation.token_use import Prices
 @dataclass(frozen=True, slots=True)
 class InvestigationSettings:
     max_steps: int = 8
+    # The most hypotheses one interpretation proposes: each is investigated
+    # (steps, tokens), and a small model's answer must fit max_tokens.
+    max_hypotheses: int = 8
     invalid_response_limit: int = 3
     response_recovery_version: int = 0
     budget_per_hypothesis: int = 200_000

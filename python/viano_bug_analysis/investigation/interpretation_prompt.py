@@ -39,7 +39,7 @@ Answer with exactly one JSON object and nothing else:
 ]}
 
 Rules:
-- 1 to 8 hypotheses, the most plausible first; each one different from the others and from
+- 1 to {max_hypotheses} hypotheses, the most plausible first; each one different from the others and from
   the hypotheses the case already has.
 - rests_on names the facts the statement rests on, by the labels shown below (at least one):
   "report" for the report text, a source_ref for a snapshot source, or a project fact ID.
@@ -54,12 +54,24 @@ def build_messages(context: Mapping[str, Any]) -> list[dict[str, str]]:
     """The chat messages of one interpretation call (system rules, user context)."""
     system = "\n\n".join(
         [
-            _RULES,
+            _RULES.replace("{max_hypotheses}", str(max_hypotheses(context))),
             "Operations for first_query:\n" + "\n".join(operation_lines(context["operations"])),
             _EXAMPLE_INTRO + "\n" + _json(example_hypothesis(context)),
         ]
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": _user(context)}]
+
+
+MAX_HYPOTHESES = 8
+"""The contract's limit (``case-interpretation-v1``); ``[investigation]
+max_hypotheses`` narrows it, and the stored context says so where it does."""
+
+
+def max_hypotheses(context: Mapping[str, Any]) -> int:
+    """The most hypotheses the call asks for; a context stored without the key
+    (the default, and every context written before the setting) means 8."""
+    value = context.get("max_hypotheses", MAX_HYPOTHESES)
+    return value if isinstance(value, int) and 1 <= value <= MAX_HYPOTHESES else MAX_HYPOTHESES
 
 
 def example_hypothesis(context: Mapping[str, Any]) -> dict[str, Any]:

@@ -77,11 +77,13 @@ from viano_bug_analysis.investigation.checkpoints import (
 )
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.interpretation_prompt import (
+    MAX_HYPOTHESES,
     PROJECT_OPERATION,
     PROMPT_VERSION,
     REPORT_LABEL,
     build_messages,
     label_order,
+    max_hypotheses,
 )
 from viano_bug_analysis.investigation.interpretation_state import (
     REPORT_CHANGED,
@@ -128,6 +130,7 @@ MAX_ATTEMPTS = 99  # file names hold two digits; the invalid-response limit ends
 # Codes of the interpreter's own checks (``violations`` after ``check_failed``).
 UNKNOWN_LABEL = "unknown_label"
 REPEATS_HYPOTHESIS = "repeats_hypothesis"
+TOO_MANY_HYPOTHESES = "too_many_hypotheses"
 FIRST_QUERY_UNKNOWN = "first_query_unknown_operation"
 FIRST_QUERY_INVALID = "first_query_invalid"
 FIRST_QUERY_REFUSED = "first_query_refused"
@@ -352,7 +355,12 @@ class CaseInterpreter:
             f["label"]: f["kind"] for f in facts if f["kind"] not in (REPORT_LABEL, "project_fact")
         }
         labels = [f["label"] for f in facts]
-        return interpretation_schema(research=self._research, labels=labels, sources=sources)
+        return interpretation_schema(
+            research=self._research,
+            labels=labels,
+            sources=sources,
+            max_hypotheses=max_hypotheses(context),
+        )
 
     # -- the contract beyond the schema ---------------------------------------------------
 
@@ -361,6 +369,15 @@ class CaseInterpreter:
         kept = {_plain(h["statement"]) for h in context["kept_hypotheses"]}
         seen: set[str] = set()
         problems: list[_Problem] = []
+        allowed = max_hypotheses(context)
+        if len(response["hypotheses"]) > allowed:
+            problems.append(
+                _Problem(
+                    TOO_MANY_HYPOTHESES,
+                    f"/hypotheses has {len(response['hypotheses'])} items; propose at most "
+                    f"{allowed}, the most plausible first",
+                )
+            )
         manifest = load_package(self._root).manifest
         for index, hypothesis in enumerate(response["hypotheses"]):
             at = f"/hypotheses/{index}"
@@ -587,6 +604,10 @@ class CaseInterpreter:
             "operations": operations,
             "attempt": attempt,
         }
+        if self._settings.max_hypotheses != MAX_HYPOTHESES:
+            # Only where it narrows the contract: a default context stays as
+            # every context before the setting was (same prompt, same bytes).
+            context["max_hypotheses"] = self._settings.max_hypotheses
         previous = log.get(attempt - 1, "decision") if attempt > 1 else None
         if previous is not None and previous.get("feedback"):
             context["feedback"] = previous["feedback"]

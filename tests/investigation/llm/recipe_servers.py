@@ -8,10 +8,11 @@ docs/llm-adapter.md has the config lines for each.
 ``openai``          json_schema (strict mode checked against the strict subset), json_object
 ``vllm``            json_schema through response_format, json_object
 ``llama_server``    json_schema with the json_schema.schema wrapper (and cache_prompt)
-``llama_server_old`` HTTP 500 for json_schema; json_object (with schema)
-``llama_cpp_python`` HTTP 500 naming response_format.type for json_schema; json_object + schema
+``llama_server_old`` HTTP 500 for json_schema; a GBNF ``grammar``; json_object (with schema)
+``llama_cpp_python`` HTTP 500 naming response_format.type for json_schema; ``grammar``;
+                    json_object + schema
 ``ollama``          json_schema through its OpenAI-compatible endpoint, json_object
-``refuses_schema``  HTTP 400 for json_schema; json_object
+``refuses_schema``  HTTP 400 for json_schema and for an unknown ``grammar`` member; json_object
 ``ignores``         takes anything and answers whatever it likes (prose, in the tests)
 """
 
@@ -61,6 +62,16 @@ def _error(code: int, message: str, **extra: Any) -> Step:
     # schema): the client may classify the body, never keep it.
     document = {"error": {"message": f"{message} ({CANARY})", **extra}}
     return status(code, json.dumps(document).encode())
+
+
+def _grammar_problem(body: dict[str, Any] | None) -> Step | None:
+    """What the llama.cpp family answers to a ``grammar`` member it cannot use."""
+    grammar = (body or {}).get("grammar")
+    if grammar is None:
+        return None
+    if not isinstance(grammar, str) or not grammar.startswith("root ::= "):
+        return _error(400, "failed to parse grammar", type="invalid_request_error")
+    return None
 
 
 def _wrapped_schema(member: dict[str, Any]) -> bool:
@@ -122,6 +133,8 @@ def llama_server() -> Gate:
 
 def llama_server_old() -> Gate:
     def gate(body: dict[str, Any] | None) -> Step | None:
+        if (problem := _grammar_problem(body)) is not None:
+            return problem
         member = _format(body)
         if member is not None and member.get("type") not in ("text", "json_object"):
             return _error(
@@ -137,6 +150,8 @@ def llama_server_old() -> Gate:
 
 def llama_cpp_python() -> Gate:
     def gate(body: dict[str, Any] | None) -> Step | None:
+        if (problem := _grammar_problem(body)) is not None:
+            return problem
         member = _format(body)
         if member is not None and member.get("type") not in ("text", "json_object"):
             # A pydantic validation error of the request model, answered as 500.
@@ -165,6 +180,8 @@ def refuses_schema() -> Gate:
             return _error(
                 400, "'response_format.type' must be 'text' or 'json_object'", type="invalid"
             )
+        if "grammar" in (body or {}):
+            return _error(400, "Unrecognized request argument supplied: grammar", type="invalid")
         return None
 
     return gate
@@ -178,8 +195,12 @@ def ignores() -> Gate:
 
 
 def sent_formats(requests: Any) -> list[str]:
-    """The response format type of each request a server saw (``text``: none)."""
-    return [(_format(r.body) or {"type": "text"})["type"] for r in requests]
+    """The response format type of each request a server saw (``grammar`` for a
+    GBNF grammar member, ``text``: none)."""
+    return [
+        "grammar" if "grammar" in (r.body or {}) else (_format(r.body) or {"type": "text"})["type"]
+        for r in requests
+    ]
 
 
 __all__ = [

@@ -57,8 +57,14 @@ RECIPES = [
     ),
     ("vllm", recipes.vllm(), {}, ["json_schema"]),
     ("llama_server", recipes.llama_server(), {"cache_prompt": True}, ["json_schema"]),
-    ("llama_server_old", recipes.llama_server_old(), {}, ["json_schema", "json_object"]),
-    ("llama_cpp_python", recipes.llama_cpp_python(), {}, ["json_schema", "json_object"]),
+    ("llama_server_old", recipes.llama_server_old(), {}, ["json_schema", "grammar"]),
+    ("llama_cpp_python", recipes.llama_cpp_python(), {}, ["json_schema", "grammar"]),
+    (
+        "llama_cpp_python_grammar",
+        recipes.llama_cpp_python(),
+        {"response_format": "grammar"},
+        ["grammar"],
+    ),
     (
         "llama_cpp_python_fixed",
         recipes.llama_cpp_python(),
@@ -66,7 +72,12 @@ RECIPES = [
         ["json_object"],
     ),
     ("ollama", recipes.ollama(), {}, ["json_schema"]),
-    ("refuses_schema", recipes.refuses_schema(), {}, ["json_schema", "json_object"]),
+    (
+        "refuses_schema",
+        recipes.refuses_schema(),
+        {},
+        ["json_schema", "grammar", "json_object"],
+    ),
     ("ignores", recipes.ignores(), {}, ["json_schema"]),
 ]
 
@@ -85,10 +96,16 @@ def test_auto_finds_the_format_each_server_takes(
     assert first.response_format is not None and first.response_format.type == sent[-1]
     assert second.attempts == 1 and first.attempts == len(sent)
     assert sleeps.calls == []  # a refusal is no outage: no backoff, no retry round
-    member = seen[-1].body["response_format"]  # type: ignore[index]
-    # The schema goes along in either format: json_schema.schema, or json_object's schema.
-    schema = member["json_schema"]["schema"] if sent[-1] == "json_schema" else member["schema"]
-    assert schema["properties"]["hypothesis_id"] == {"type": "string", "const": "H1"}
+    body: dict[str, Any] = seen[-1].body  # type: ignore[assignment]
+    if sent[-1] == "grammar":
+        # The schema compiled: the hypothesis ID is a constant of the grammar too.
+        assert "response_format" not in body
+        assert 'root-hypothesis-id ::= "\\"H1\\""' in body["grammar"]
+    else:
+        # The schema goes along in either format: json_schema.schema, or json_object's schema.
+        member = body["response_format"]
+        schema = member["json_schema"]["schema"] if sent[-1] == "json_schema" else member["schema"]
+        assert schema["properties"]["hypothesis_id"] == {"type": "string", "const": "H1"}
     assert first.request_sha256 == second.request_sha256  # the same bytes each time
     record = first.to_record()["response_format"]
     assert record["type"] == sent[-1] and len(record["schema_sha256"]) == 64
@@ -116,12 +133,14 @@ def test_text_is_the_last_rung_and_then_nothing_is_classified() -> None:
     def refuses_both(body: dict[str, Any] | None) -> Any:
         if (body or {}).get("response_format") is not None:
             return status(400, b'{"error": "response_format is not supported here"}')
+        if "grammar" in (body or {}):
+            return status(400, b'{"error": "unknown field: grammar"}')
         return None
 
     with ScriptedLlmServer([GOOD], gate=refuses_both) as server:
         result = client(server).chat(MESSAGES, answer=ANSWER)
         sent = recipes.sent_formats(server.requests)
-    assert sent == ["json_schema", "json_object", "text"]
+    assert sent == ["json_schema", "grammar", "json_object", "text"]
     assert result.response_format is not None and result.response_format.type == "text"
     assert result.response_format.schema_sha256 is None
 
@@ -181,7 +200,7 @@ def test_the_choice_is_asked_of_the_memory_and_stored_before_the_request() -> No
         memory = Recording(server)
         client(server).chat(MESSAGES, answer=ANSWER, formats=memory)
         key = endpoint_key(server.base_url, "m")
-    assert memory.puts == [("json_schema", 0), ("json_object", 1)]
+    assert memory.puts == [("json_schema", 0), ("grammar", 1), ("json_object", 2)]
     assert memory.get(key) == "json_object"
 
 
@@ -224,7 +243,7 @@ def test_json_response_is_the_older_spelling() -> None:
     ("lines", "key"),
     [
         ('response_format = "json_schema"\njson_response = false\n', "llm.json_response"),
-        ('response_format = "grammar"\n', "llm.response_format"),
+        ('response_format = "gbnf"\n', "llm.response_format"),
         ("json_schema_strict = 1\n", "llm.json_schema_strict"),
     ],
 )

@@ -47,6 +47,7 @@ from viano_bug_analysis.investigation.llm.messages import (
 )
 from viano_bug_analysis.investigation.llm.response_format import (
     AUTO,
+    GRAMMAR,
     JSON_OBJECT,
     JSON_SCHEMA,
     LADDER,
@@ -68,6 +69,7 @@ __all__ = [
     "ERROR_CODES",
     "FORMAT_REFUSED",
     "INVALID_REPLY",
+    "GRAMMAR",
     "JSON_OBJECT",
     "JSON_SCHEMA",
     "KEY_MISSING",

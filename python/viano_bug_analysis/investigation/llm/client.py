@@ -16,7 +16,7 @@ Rules (see docs/llm-adapter.md):
 * A refusal of the response format (``llm_format_refused``, recognized by
   what the error body says, whatever the status) is never an outage. Under
   ``response_format = "auto"`` it moves that endpoint one step down the
-  ladder json_schema → json_object → text (stored first) and asks again at
+  ladder json_schema → grammar → json_object → text (stored first) and asks again at
   once; under a fixed format it ends the call.
 
 ``sleep`` and ``clock`` are injectable so tests run without real waiting.

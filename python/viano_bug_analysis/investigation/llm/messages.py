@@ -147,7 +147,8 @@ def build_request(
     variant stays open while the arguments are generated (llama-cpp-python
     0.3.36 then lost the constraint altogether, docs/llm-adapter.md).
 
-    ``response_format`` is one of the ladder (json_schema, json_object, text);
+    ``response_format`` is one of the ladder (json_schema, grammar,
+    json_object, text);
     without it the configured format is used, ``auto`` starting at json_schema.
     """
     checked = _check_messages(messages)
@@ -159,9 +160,8 @@ def build_request(
     if config.cache_prompt is not None:
         body["cache_prompt"] = config.cache_prompt
     chosen = response_format or (JSON_SCHEMA if config.format == AUTO else config.format)
-    member, sent = wire_format(chosen, answer, strict=config.json_schema_strict)
-    if member is not None:
-        body["response_format"] = member
+    members, sent = wire_format(chosen, answer, strict=config.json_schema_strict)
+    body.update(members)
     data = ordered_bytes(body)
     return ChatRequest(data, sha256_hex(data), len(checked), sent, tuple(checked), answer)
 

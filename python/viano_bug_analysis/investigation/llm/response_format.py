@@ -5,6 +5,12 @@
 ``json_schema``
     ``{"type": "json_schema", "json_schema": {"name", "strict", "schema"}}``:
     the call's answer schema (OpenAI, vLLM, llama.cpp's llama-server, Ollama).
+``grammar``
+    no ``response_format``; the call's answer schema compiled to a GBNF
+    grammar in the request's ``grammar`` member (:mod:`.grammar`), which the
+    llama.cpp family takes (llama-server, llama-cpp-python's server). Unlike
+    their own schema converters (llama-cpp-python 0.3.36 ignores integer
+    bounds), it bounds every integer to its range.
 ``json_object``
     ``{"type": "json_object", "schema": ...}``: JSON, with the schema where the
     server takes one there (llama-cpp-python's server constrains decoding by it;
@@ -13,13 +19,15 @@
     no ``response_format`` at all.
 ``auto`` (the default)
     ``json_schema`` first; when an endpoint refuses the response format, the
-    next one of the ladder json_schema → json_object → text for that endpoint.
+    next one of the ladder json_schema → grammar → json_object → text for that
+    endpoint.
     The choice is kept per endpoint in a :class:`FormatMemory` (the
     investigation keeps it in the package, so a resumed run sends the same
     bytes) and recorded in every result.
 
 A call without an answer schema (``ChatClient.chat(messages)``) sends
-``json_object`` for ``json_schema`` and ``auto``: there is no schema to send.
+``json_object`` for ``json_schema``, ``grammar`` and ``auto``: there is no
+schema to send.
 """
 
 from __future__ import annotations
@@ -27,14 +35,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
+from viano_bug_analysis.investigation.llm.grammar import schema_grammar
 from viano_bug_analysis.jsonio import canonical_bytes, sha256_hex
 
 AUTO: Final = "auto"
 JSON_SCHEMA: Final = "json_schema"
+GRAMMAR: Final = "grammar"
 JSON_OBJECT: Final = "json_object"
 TEXT: Final = "text"
-RESPONSE_FORMATS: Final = (AUTO, JSON_SCHEMA, JSON_OBJECT, TEXT)
-LADDER: Final = (JSON_SCHEMA, JSON_OBJECT, TEXT)
+RESPONSE_FORMATS: Final = (AUTO, JSON_SCHEMA, GRAMMAR, JSON_OBJECT, TEXT)
+LADDER: Final = (JSON_SCHEMA, GRAMMAR, JSON_OBJECT, TEXT)
 """The formats ``auto`` tries, in order: each is the fallback of the one before."""
 
 # What an error body says when it is about the response format: the member's
@@ -43,6 +53,7 @@ _REFUSAL_WORDS: Final = (
     ("response_format", "names_response_format"),
     ("json_schema", "names_json_schema"),
     ("json_object", "names_json_object"),
+    ("grammar", "names_grammar"),
 )
 ERROR_BODY_PEEK_BYTES: Final = 4096
 """How much of an error body is read, and only to classify a format refusal."""
@@ -112,11 +123,14 @@ def fallback(response_format: str) -> str | None:
 
 def wire_format(
     response_format: str, answer: AnswerSchema | None, *, strict: bool
-) -> tuple[dict[str, Any] | None, SentFormat]:
-    """The ``response_format`` member of a request body (None: leave it out), and
-    what the result records about it."""
+) -> tuple[dict[str, Any], SentFormat]:
+    """The members a request body gets for the format (``response_format`` or
+    ``grammar``; none for text), and what the result records about it."""
     if response_format == TEXT:
-        return None, SentFormat(TEXT)
+        return {}, SentFormat(TEXT)
+    if response_format == GRAMMAR and answer is not None:
+        digest = sha256_hex(canonical_bytes(answer.portable))
+        return {"grammar": schema_grammar(answer.portable)}, SentFormat(GRAMMAR, False, digest)
     if response_format == JSON_SCHEMA and answer is not None:
         schema = answer.strict if strict and answer.strict is not None else answer.portable
         is_strict = strict and answer.strict is not None
@@ -124,11 +138,13 @@ def wire_format(
             "type": JSON_SCHEMA,
             "json_schema": {"name": answer.name, "strict": is_strict, "schema": schema},
         }
-        return member, SentFormat(JSON_SCHEMA, is_strict, sha256_hex(canonical_bytes(schema)))
+        digest = sha256_hex(canonical_bytes(schema))
+        return {"response_format": member}, SentFormat(JSON_SCHEMA, is_strict, digest)
     if answer is None:
-        return {"type": JSON_OBJECT}, SentFormat(JSON_OBJECT)
+        return {"response_format": {"type": JSON_OBJECT}}, SentFormat(JSON_OBJECT)
     member = {"type": JSON_OBJECT, "schema": answer.portable}
-    return member, SentFormat(JSON_OBJECT, False, sha256_hex(canonical_bytes(answer.portable)))
+    digest = sha256_hex(canonical_bytes(answer.portable))
+    return {"response_format": member}, SentFormat(JSON_OBJECT, False, digest)
 
 
 def refusal_reason(peek: bytes) -> str | None:
@@ -144,6 +160,7 @@ def refusal_reason(peek: bytes) -> str | None:
 __all__ = [
     "AUTO",
     "ERROR_BODY_PEEK_BYTES",
+    "GRAMMAR",
     "JSON_OBJECT",
     "JSON_SCHEMA",
     "LADDER",
