@@ -58,6 +58,8 @@ def test_a_toml_syntax_error_gives_line_and_column(tmp_path: Path) -> None:
         (("max_steps = 4", "max_steps = 0"), "investigation.max_steps"),
         (("max_steps = 4", "max_stepz = 4"), "investigation.max_stepz"),
         (("max_steps = 4", "max_steps = 1979-05-27"), "investigation.max_steps"),
+        (("max_steps = 4", "max_steps = 4\nmax_hypotheses = 0"), "investigation.max_hypotheses"),
+        (("max_steps = 4", "max_steps = 4\nmax_hypotheses = 9"), "investigation.max_hypotheses"),
         (('api_key_file = "key.txt"', "api_key_file = 5"), "llm.api_key_file"),
         (('api_key_file = "key.txt"', f'"{SECRET} x" = 5'), "llm"),
         (('config = "project.toml"', "config = 5"), "research.config"),

@@ -21,6 +21,7 @@ from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import FIND_QUERY, scripted_client
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.errors import InterpretationError
 from viano_bug_analysis.investigation.budget import BudgetManager
 from viano_bug_analysis.investigation.checkpoints import CheckpointStore
@@ -317,3 +318,38 @@ def test_stored_prompts_are_rebuilt_byte_for_byte(tmp_path: Path) -> None:
     for attempt, messages in enumerate(sent, start=1):
         call = orjson.loads((folder / f"{attempt:02d}-call.json").read_bytes())
         assert build_messages(call["context"]) == messages
+
+
+def test_max_hypotheses_narrows_the_prompt_the_schema_and_the_check(tmp_path: Path) -> None:
+    root = built(tmp_path)
+    one = InvestigationSettings(
+        response_recovery_version=1, invalid_response_limit=3, max_hypotheses=1
+    )
+    single = answer(hypothesis("The spell hit gives no quest credit.", FIND_QUERY))
+    with ScriptedLlmServer([GOOD, single]) as server:
+        outcome = interpreter(root, server, settings=one).run()
+        systems = [r.messages[0]["content"] for r in server.requests]
+        feedback = user_prompt(server, 1)
+        schema = server.requests[0].body["response_format"]["json_schema"]["schema"]  # type: ignore[index]
+    assert outcome.state == "interpreted"
+    assert [h["id"] for h in load_package(root).case["hypotheses"]] == ["H1"]
+    assert all("- 1 to 1 hypotheses, the most plausible first" in s for s in systems)
+    assert schema["properties"]["hypotheses"]["maxItems"] == 1
+    # Two hypotheses where one is allowed: refused, and told why.
+    assert "/hypotheses has 2 items; propose at most 1" in feedback
+    decision = PackageLayout(root).files.read_document(
+        PackageLayout.INTERPRETATION / "r0001" / "01-decision.json"
+    )
+    assert decision is not None and "too_many_hypotheses" in decision["violations"]
+
+
+def test_the_default_context_and_prompt_are_as_before_the_setting(tmp_path: Path) -> None:
+    root = built(tmp_path)
+    with ScriptedLlmServer([GOOD]) as server:
+        interpreter(root, server).run()
+        system = server.requests[0].messages[0]["content"]
+    call = PackageLayout(root).files.read_document(
+        PackageLayout.INTERPRETATION / "r0001" / "01-call.json"
+    )
+    assert call is not None and "max_hypotheses" not in str(call)
+    assert "- 1 to 8 hypotheses, the most plausible first" in system

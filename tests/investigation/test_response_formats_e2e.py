@@ -94,7 +94,12 @@ def test_json_object_carries_each_steps_own_schema(tmp_path: Path) -> None:
         outcome = run(root, s)
         requests = s.requests
     assert outcome.state == "concluded"
-    assert recipes.sent_formats(requests) == ["json_schema", "grammar", "json_object", "json_object"]
+    assert recipes.sent_formats(requests) == [
+        "json_schema",
+        "grammar",
+        "json_object",
+        "json_object",
+    ]
     assert [(f["response_format"], f["reason"]) for f in stored_formats(root)] == [
         ("json_schema", "first_choice"),
         ("json_object", "names_grammar"),
@@ -222,3 +227,33 @@ def test_a_damaged_format_choice_names_its_file(tmp_path: Path) -> None:
         PackageFormats(PackageLayout(root)).get(key)
     assert caught.value.code == "package_corrupt"
     assert caught.value.details["path"].endswith(victim.name)
+
+
+def test_format_files_keep_the_rung_numbers_packages_were_written_with(tmp_path: Path) -> None:
+    root = built_package(tmp_path)
+    formats = PackageFormats(PackageLayout(root))
+    old, new = "0" * 16, "1" * 16
+    # A package written before the grammar rung: the same names, the same choice.
+    formats.put(old, "json_schema", "first_choice")
+    formats.put(old, "json_object", "names_response_format")
+    assert formats.get(old) == "json_object"
+    formats.put(new, "json_schema", "first_choice")
+    formats.put(new, "grammar", "names_response_format")
+    assert formats.get(new) == "grammar"  # rung 4 on disk, second on the ladder
+    formats.put(new, "json_object", "names_grammar")
+    assert formats.get(new) == "json_object"
+    names = sorted(p.name for p in (root / PackageLayout.LLM_FORMATS).iterdir())
+    assert names == [
+        f"{old}-1-json_schema.json",
+        f"{old}-2-json_object.json",
+        f"{new}-1-json_schema.json",
+        f"{new}-2-json_object.json",
+        f"{new}-4-grammar.json",
+    ]
+    # A name whose rung is not its format's is a damaged package.
+    (root / PackageLayout.LLM_FORMATS / f"{new}-4-grammar.json").rename(
+        root / PackageLayout.LLM_FORMATS / f"{new}-3-grammar.json"
+    )
+    with pytest.raises(PackageFileError) as caught:
+        formats.get(new)
+    assert caught.value.code == "package_corrupt"

@@ -25,6 +25,7 @@ _OUTCOMES = {
     "answered": "answered",
     "refused": "refused",
     "failed": "no usable answer",
+    "skipped": "not probed (a format before it is honoured: auto stops there)",
 }
 
 

@@ -39,7 +39,7 @@ Answer with exactly one JSON object and nothing else:
 ]}
 
 Rules:
-- 1 to {max_hypotheses} hypotheses, the most plausible first; each one different from the others and from
+- 1 to {N} hypotheses, the most plausible first; each one different from the others and from
   the hypotheses the case already has.
 - rests_on names the facts the statement rests on, by the labels shown below (at least one):
   "report" for the report text, a source_ref for a snapshot source, or a project fact ID.
@@ -54,7 +54,7 @@ def build_messages(context: Mapping[str, Any]) -> list[dict[str, str]]:
     """The chat messages of one interpretation call (system rules, user context)."""
     system = "\n\n".join(
         [
-            _RULES.replace("{max_hypotheses}", str(max_hypotheses(context))),
+            _RULES.replace("{N}", str(max_hypotheses(context))),
             "Operations for first_query:\n" + "\n".join(operation_lines(context["operations"])),
             _EXAMPLE_INTRO + "\n" + _json(example_hypothesis(context)),
         ]

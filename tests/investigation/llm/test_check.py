@@ -24,9 +24,12 @@ CANARY = "CANARY-model-text"
 @dataclass
 class FakeServer:
     """An OpenAI-compatible fake. ``schema`` is what it does with json_schema:
-    "honour", "refuse_500" (llama-cpp-python), "refuse_400", "prose" (ignores it)."""
+    "honour", "refuse_500" (llama-cpp-python), "refuse_400", "prose" (ignores it);
+    ``grammar`` what it does with a GBNF grammar member: "honour" (the llama.cpp
+    family) or "refuse_400" (OpenAI: an unrecognized argument)."""
 
     schema: str = "honour"
+    grammar: str = "honour"
     status_for_all: int | None = None
     listing: dict[str, Any] | None = field(
         default_factory=lambda: {"object": "list", "data": [{"id": "m", "object": "model"}]}
@@ -42,7 +45,11 @@ class FakeServer:
         if self.status_for_all is not None:
             return self.status_for_all, {"error": {"message": CANARY}}
         kind = (body.get("response_format") or {}).get("type", "text")
-        if kind == "json_schema" and self.schema.startswith("refuse_"):
+        if "grammar" in body:
+            if self.grammar.startswith("refuse_"):
+                return int(self.grammar.removeprefix("refuse_")), {"error": {"message": CANARY}}
+            kind = "json_schema" if body["grammar"].startswith("root ::= ") else "text"
+        if kind == "json_schema" and self.schema.startswith("refuse_") and "grammar" not in body:
             return int(self.schema.removeprefix("refuse_")), {"error": {"message": CANARY}}
         if kind == "text" or (kind == "json_schema" and self.schema == "prose"):
             content = f"Sure! {CANARY}"
@@ -145,9 +152,11 @@ def test_a_server_that_refuses_json_schema_is_a_finding_not_a_failure(
     probes = endpoint["probes"]
     assert probes["json_schema"]["outcome"] == "refused"
     assert probes["json_schema"]["status"] == 500
-    assert probes["json_object"]["outcome"] == "honoured"
+    assert probes["grammar"]["outcome"] == "honoured"
+    # auto stops at the grammar: json_object is not asked.
+    assert probes["json_object"] == {"outcome": "skipped", "status": None, "latency_ms": None}
     assert probes["text"]["outcome"] == "answered"
-    assert endpoint["formats"] == ["json_object"]
+    assert endpoint["formats"] == ["grammar"]
     # Two answers with usage: what the check spent, and nothing more.
     assert document["tokens"] == {
         "prompt_tokens": 24,
@@ -161,11 +170,29 @@ def test_a_server_that_refuses_json_schema_is_a_finding_not_a_failure(
 def test_a_server_that_answers_prose_to_json_schema_does_not_honour_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with serving(FakeServer(schema="prose")) as fake:
+    with serving(FakeServer(schema="prose", grammar="refuse_400")) as fake:
         code, document, _ = _check(capsys, _config(tmp_path, fake.base_url))
     assert code == 0
-    assert document["endpoints"][0]["probes"]["json_schema"]["outcome"] == "ignored"
+    probes = document["endpoints"][0]["probes"]
+    assert probes["json_schema"]["outcome"] == "ignored"
+    assert (probes["grammar"]["outcome"], probes["grammar"]["status"]) == ("refused", 400)
     assert document["endpoints"][0]["formats"] == ["json_object"]
+
+
+def test_a_fixed_format_is_probed_even_where_auto_would_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, "http://127.0.0.1:9/v1")
+    with serving(FakeServer()) as fake:
+        config.write_text(
+            config.read_text().replace("http://127.0.0.1:9/v1", fake.base_url)
+            + 'response_format = "json_object"\n'
+        )
+        code, document, _ = _check(capsys, config)
+    probes = document["endpoints"][0]["probes"]
+    assert code == 0
+    assert probes["grammar"]["outcome"] == "skipped"
+    assert probes["json_object"]["outcome"] == "honoured"
 
 
 def test_a_good_server_names_model_formats_window_and_usage_fields(
@@ -179,17 +206,14 @@ def test_a_good_server_names_model_formats_window_and_usage_fields(
     endpoint = document["endpoints"][0]
     assert endpoint["models"]["ids"] == ["other", "m"] and endpoint["models"]["listed"] is True
     assert endpoint["context_window"] == {"tokens": 8192, "source": "models.meta.n_ctx_train"}
-    assert endpoint["formats"] == ["json_schema", "json_object"]
+    assert endpoint["formats"] == ["json_schema"]  # where auto stops
     probe = endpoint["probes"]["json_schema"]
     assert probe["usage"]["cached_prompt_tokens"] == 8
     assert "usage.prompt_tokens_details.cached_tokens" in probe["usage_fields"]
-    # One tiny request per format, each bounded in tokens, at temperature 0.
-    assert [p.get("response_format", {}).get("type") for p in posts] == [
-        "json_schema",
-        "json_object",
-        None,
-    ]
-    assert [p["max_tokens"] for p in posts] == [PROBE_MAX_TOKENS] * 2 + [TEXT_PROBE_MAX_TOKENS]
+    # One tiny request per format auto may use, and text, each bounded in
+    # tokens, at temperature 0.
+    assert [p.get("response_format", {}).get("type") for p in posts] == ["json_schema", None]
+    assert [p["max_tokens"] for p in posts] == [PROBE_MAX_TOKENS, TEXT_PROBE_MAX_TOKENS]
     assert all(p["temperature"] == 0 for p in posts)
     assert posts[0]["response_format"]["json_schema"]["schema"]["required"] == ["ok"]
 
@@ -252,12 +276,12 @@ def test_the_real_server_names_its_model_and_formats(
     assert code == 0, err
     endpoint = document["endpoints"][0]
     assert endpoint["models"]["listed"] is True
-    # llama-cpp-python 0.3.36 refuses json_schema with HTTP 500 and honours json_object.
+    # llama-cpp-python 0.3.36 refuses json_schema with HTTP 500 and honours a grammar.
     assert endpoint["probes"]["json_schema"] == {
         "outcome": "refused",
         "status": 500,
         "latency_ms": endpoint["probes"]["json_schema"]["latency_ms"],
     }
-    assert "json_object" in endpoint["formats"]
+    assert endpoint["formats"] == ["grammar"]
     assert endpoint["probes"]["text"]["outcome"] == "answered"
     assert 0 < document["tokens"]["total_tokens"] <= 200

@@ -3,7 +3,10 @@
 For every base URL, in order: ``GET {base}/models`` (reachable? which models?
 is the configured one listed? a context window where the listing advertises
 one, else llama-server's ``/props``), then one tiny probe per response format
-(``json_schema``, ``json_object``, ``text``) with ``max_tokens`` of
+of the ladder (``json_schema``, ``grammar``, ``json_object``) down to the first
+one the server honours, which is where ``auto`` stops (the rest are
+``skipped``; a configured fixed format is always probed), and ``text``, with
+``max_tokens`` of
 ``PROBE_MAX_TOKENS`` (the text probe one token): did the server refuse the
 format, honour it (the answer fits the probe's schema / is a JSON object) or
 ignore it? Each probe's
@@ -43,6 +46,7 @@ from viano_bug_analysis.investigation.llm.errors import (
     UNEXPECTED_STATUS,
     LlmError,
 )
+from viano_bug_analysis.investigation.llm.grammar import schema_grammar
 from viano_bug_analysis.investigation.llm.transport import (
     RETRYABLE_STATUSES,
     TransientFailure,
@@ -53,7 +57,7 @@ from viano_bug_analysis.investigation.llm.transport import (
 from viano_bug_analysis.investigation.llm.usage import cached_prompt_tokens, usage_fields
 from viano_bug_analysis.jsonio import JsonDecodeError, canonical_bytes, strict_loads
 
-FORMATS = ("json_schema", "json_object", "text")
+FORMATS = ("json_schema", "grammar", "json_object", "text")
 PROBE_MAX_TOKENS = 8
 # The text probe only shows that the server answers: one token does.
 TEXT_PROBE_MAX_TOKENS = 1
@@ -156,8 +160,13 @@ def _check_endpoint(
     result["context_window"] = _context_window(listing, config.model) or _props_window(
         config, endpoint, base_path, key
     )
+    stopped = False  # a structured format was honoured: auto goes no further
     for name in FORMATS:
+        if stopped and name not in ("text", config.format):
+            result["probes"][name] = {"outcome": "skipped", "status": None, "latency_ms": None}
+            continue
         result["probes"][name] = _probe(config, endpoint, key, name, clock)
+        stopped = stopped or result["probes"][name]["outcome"] == "honoured"
     result["formats"] = [n for n, p in result["probes"].items() if p["outcome"] == "honoured"]
     text = result["probes"]["text"]
     if text["outcome"] != "answered":
@@ -250,6 +259,8 @@ def _probe(
             "type": "json_schema",
             "json_schema": {"name": "vba_probe", "strict": True, "schema": PROBE_SCHEMA},
         }
+    elif name == "grammar":
+        body["grammar"] = schema_grammar(PROBE_SCHEMA)
     elif name == "json_object":
         body["response_format"] = {"type": "json_object"}
     probe: dict[str, Any] = {"outcome": "refused", "status": None, "latency_ms": None}

@@ -120,7 +120,9 @@ class LlmConfig:
         if self.json_response is not None and not isinstance(self.json_response, bool):
             raise _invalid("json_response", "must be true or false")
         if self.response_format is not None and self.response_format not in RESPONSE_FORMATS:
-            raise _invalid("response_format", "must be auto, json_schema, grammar, json_object or text")
+            raise _invalid(
+                "response_format", "must be auto, json_schema, grammar, json_object or text"
+            )
         if (
             self.response_format is not None
             and self.json_response is not None

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from viano_bug_analysis.jsonio import ordered_bytes
 
@@ -61,8 +61,8 @@ _PRIMITIVES: Final = {
     "char": r'[^"\\\x00-\x1F\x7F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})',
     "string": '"\\"" char* "\\""',
     "integer": f'"-"? ("0" | [1-9] [0-9]{{0,{_INT_DIGITS - 1}}})',
-    "number": f'"-"? ("0" | [1-9] [0-9]{{0,{_INT_DIGITS - 1}}}) ("." [0-9]{{1,16}})? '
-    '([eE] [-+]? [0-9]{1,3})?',
+    "number": f'"-"? ("0" | [1-9] [0-9]{{0,{_INT_DIGITS - 1}}}) ("." [0-9]{{1,20}})? '
+    "([eE] [-+]? [0-9]{1,3})?",
     "boolean": '"true" | "false"',
     "null": '"null"',
     "value": "object | array | string | number | boolean | null",
@@ -75,10 +75,6 @@ _PRIMITIVE_DEPS: Final = {
     "object": ("ws", "string", "value"),
     "array": ("ws", "value"),
 }
-
-
-class GrammarError(ValueError):
-    """The schema is deeper than the compiler follows."""
 
 
 def schema_grammar(schema: Mapping[str, Any]) -> str:
@@ -120,9 +116,8 @@ class _Compiler:
 
     def node(self, schema: Any, name: str, depth: int) -> str:
         """An expression for ``schema``."""
-        if depth > _MAX_DEPTH:
-            raise GrammarError("the schema nests deeper than the grammar compiler follows")
-        if not isinstance(schema, Mapping) or not schema:
+        if depth > _MAX_DEPTH or not isinstance(schema, Mapping) or not schema:
+            # Deeper than answer_schema's inliner goes: any value, the contract decides.
             return self.primitive("value")
         if "const" in schema:
             return _literal(_json(schema["const"]))
@@ -136,9 +131,7 @@ class _Compiler:
             )
         kind = schema.get("type")
         if isinstance(kind, list):
-            return _group(
-                self.node({**schema, "type": t}, f"{name}-{t}", depth + 1) for t in kind
-            )
+            return _group(self.node({**schema, "type": t}, f"{name}-{t}", depth + 1) for t in kind)
         if kind == "object" or (kind is None and "properties" in schema):
             return self.object(schema, name, depth)
         if kind == "array":
@@ -168,7 +161,9 @@ class _Compiler:
         pairs = []
         for key, sub in properties.items():
             key_literal = _literal(_json(key))
-            value = self.rule(f"{name}-{_slug(key)}", self.node(sub, f"{name}-{_slug(key)}", depth + 1))
+            value = self.rule(
+                f"{name}-{_slug(key)}", self.node(sub, f"{name}-{_slug(key)}", depth + 1)
+            )
             pairs.append((key in required, f'{key_literal} ":" ws {value}'))
         # rest(i, first): the properties from i on; ``first`` when none was
         # written yet (no comma before the next one). Named per (i, first),
@@ -193,7 +188,9 @@ class _Compiler:
         distinct = self.distinct_values(schema, name)
         if distinct is not None:
             return distinct
-        item = self.rule(f"{name}-item", self.node(schema.get("items", {}), f"{name}-item", depth + 1))
+        item = self.rule(
+            f"{name}-item", self.node(schema.get("items", {}), f"{name}-item", depth + 1)
+        )
         low = int(schema.get("minItems", 0))
         high = schema.get("maxItems")
         high = int(high) if isinstance(high, int) and high <= MAX_REPEAT else None
@@ -261,10 +258,10 @@ class _Compiler:
 
     def number(self, schema: Mapping[str, Any]) -> str:
         low, high = schema.get("minimum"), schema.get("maximum")
-        if not (_integral(low) and _integral(high) and 0 <= low < high):
+        if not (_integral(low) and _integral(high)) or not 0 <= low < high:
             return self.primitive("number")
         below = _integer_range(int(low), int(high) - 1)
-        return f'({below} ("." [0-9]{{1,16}})? | {_literal(str(int(high)))} ("." "0"{{1,16}})?)'
+        return f'({below} ("." [0-9]{{1,20}})? | {_literal(str(int(high)))} ("." "0"{{1,20}})?)'
 
 
 def _integer_range(low: int | None, high: int | None) -> str | None:
@@ -326,7 +323,7 @@ def _seq(*parts: str) -> str:
     return " ".join(p for p in parts if p and p != '""') or '""'
 
 
-def _integral(value: Any) -> bool:
+def _integral(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == int(value)
 
 
@@ -463,4 +460,4 @@ def _class_char(ch: str) -> str:
     return "\\" + ch if ch in "\\[]" else ch
 
 
-__all__ = ["MAX_REPEAT", "GrammarError", "schema_grammar"]
+__all__ = ["MAX_REPEAT", "schema_grammar"]
