@@ -5,9 +5,12 @@ server with SmolLM2-135M-Instruct, the test services' real server.
   the reply read, nothing else: what the server itself takes.
 * ``adapter-chat``: the same request through ``ChatClient.chat`` (request
   building, canonical JSON, the transport, the strict reply parse).
+* ``adapter-step-grammar``: an investigation step's answer schema compiled to
+  a GBNF grammar (``response_format = "grammar"``, what ``auto`` lands on with
+  this server), with how many answers hold the step's schema.
 
 Both ask for at most ``MAX_TOKENS`` tokens at temperature 0 (the server has a
-fixed seed), in ``json_object`` mode. The figures of the adapter row are the
+fixed seed); the first two in ``json_object`` mode. The figures of the adapter rows are the
 completion tokens per second (server-reported completion tokens over the
 median wall time of a call) and how many of the answers were JSON objects.
 
@@ -26,10 +29,12 @@ import orjson
 import pytest
 
 from tests.real_llm_server import RealLlmServer
+from viano_bug_analysis.investigation.answer_schema import step_schema
 from viano_bug_analysis.investigation.llm import ChatClient, LlmConfig
 from viano_bug_analysis.jsonio import JsonDecodeError, strict_loads
+from viano_bug_analysis.schemas import compiled_validator
 
-GROUP = "llm server: one small json_object request (SmolLM2-135M, llama-cpp-python)"
+GROUP = "llm server: small requests (SmolLM2-135M, llama-cpp-python)"
 MAX_TOKENS = 32
 ROUNDS = 8
 MESSAGES = [
@@ -102,6 +107,58 @@ def test_adapter_chat(benchmark: Any, config: LlmConfig) -> None:
         "completion tokens per answer": max(completion),
         "JSON object answers": f"{sum(_is_object(r.content) for r in results)}/{len(results)}",
     }
+
+
+STEP_TOKENS = 160
+STEP_MESSAGES = [
+    {"role": "system", "content": "You investigate a bug report. Answer with one JSON object."},
+    {
+        "role": "user",
+        "content": "Hypothesis H1: the quest script is not registered. Sources: src-001 "
+        "(source_file). Propose the next step.",
+    },
+]
+
+
+def test_adapter_step_grammar(benchmark: Any, config: LlmConfig) -> None:
+    benchmark.group = GROUP
+    benchmark.name = "adapter-step-grammar"
+    answer = step_schema("H1", (), research=False, sources={"src-001": "source_file"})
+    grammar = LlmConfig(
+        base_urls=config.base_urls,
+        model=config.model,
+        temperature=0.0,
+        max_tokens=STEP_TOKENS,
+        response_format="grammar",
+        max_retries=0,
+    )
+    client = ChatClient(grammar)
+    results = []
+
+    def chat() -> None:
+        results.append(client.chat(STEP_MESSAGES, answer=answer))
+
+    benchmark.pedantic(chat, rounds=ROUNDS, warmup_rounds=1)
+    assert all(
+        r.response_format is not None and r.response_format.type == "grammar" for r in results
+    )
+    if benchmark.stats is None:  # --benchmark-disable
+        return
+    validator = compiled_validator(answer.portable)
+    held = sum(validator.is_valid(_parsed(r.content)) for r in results)
+    completion = [r.usage.completion_tokens for r in results if r.usage is not None]
+    benchmark.extra_info["figures"] = {
+        "completion tokens per second": round(max(completion) / benchmark.stats.stats.median, 1),
+        "completion tokens per answer": max(completion),
+        "answers that hold the step schema": f"{held}/{len(results)}",
+    }
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return strict_loads(text.encode(), max_bytes=1 << 20)
+    except JsonDecodeError:
+        return None
 
 
 def _is_object(text: str) -> bool:
