@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use aho_corasick::{packed, AhoCorasick, Input, MatchKind, Span};
 
-use super::line_search::{candidate_key, CompiledQueries, Query, SearchMode, PREFIX_CAP};
+use super::line_search::{
+    candidate_key, key_sample, CompiledQueries, Query, SearchMode, PREFIX_CAP,
+};
 use super::text::{fold_case, fold_case_into, SourceText};
 use super::zip_stream::{parse_sha256_hex, Expected, ZipArchive};
 
@@ -148,8 +150,48 @@ fn phase_profile() {
     let sensitive = compiled(|m| m != SearchMode::LiteralIgnoreCase);
     let literal = compiled(|m| m == SearchMode::Literal);
     let folded = compiled(|m| m == SearchMode::LiteralIgnoreCase);
+    let text_refs: Vec<&SourceText> = texts.iter().collect();
+    let sample = key_sample(&text_refs);
+    let all_queries: Vec<Query> = QUERIES
+        .iter()
+        .map(|(mode, pattern)| Query::new(*mode, pattern).unwrap())
+        .collect();
+    let sampled = CompiledQueries::with_sample(&all_queries, &sample).unwrap();
+    let fused_all = CompiledQueries::fusing_all(&all_queries, &sample).unwrap();
+    let sampled_two = CompiledQueries::with_sample(&all_queries, &sample)
+        .unwrap()
+        .without_fused();
+    let two_passes = compiled(|_| true).without_fused();
     for (label, queries) in [
-        ("search: all 16 queries", &all),
+        (
+            "search: all 16 queries (keys by sample, folded group in chunks)",
+            &sampled,
+        ),
+        (
+            "search: all 16, one candidate search for both groups",
+            &fused_all,
+        ),
+        (
+            "search: all 16, folded group over a whole folded copy",
+            &sampled_two,
+        ),
+        (
+            "search: all 16, keys by ranks, two passes (before)",
+            &two_passes,
+        ),
+        ("search: all 16 queries (again)", &sampled),
+        (
+            "search: all 16, one candidate search for both groups (again)",
+            &fused_all,
+        ),
+        (
+            "search: all 16, folded group over a whole folded copy (again)",
+            &sampled_two,
+        ),
+        (
+            "search: all 16, keys by ranks, two passes (before, again)",
+            &two_passes,
+        ),
         (
             "search: 12 case-sensitive (8 literal + 4 symbol)",
             &sensitive,

@@ -66,7 +66,7 @@ use memchr::memmem;
 
 use super::error::{CoreError, CoreResult};
 use super::parallel::parallel_map;
-use super::text::{count_newlines, fold_case, Haystack, SourceText};
+use super::text::{count_newlines, fold_case, fold_case_into, Haystack, SourceText};
 
 mod rank;
 
@@ -180,10 +180,36 @@ pub struct CompiledQueries {
     count: usize,
     case_sensitive: Option<PatternGroup>,
     folded: Option<PatternGroup>,
+    /// Both groups in one, over the ASCII-folded text (module doc): present
+    /// when there are queries of both kinds and every folded needle is
+    /// ASCII.
+    fused: Option<PatternGroup>,
+    /// Whether `fused` holds the case-sensitive queries too.
+    fused_all: bool,
+    /// Bytes of text (rounded up to a line end) folded and searched at a
+    /// time by the fused group.
+    fold_chunk: usize,
 }
+
+/// The fused group folds this much text at a time (then to the next line
+/// end) into a scratch buffer that stays in the L1 cache: folding 32 MiB
+/// into 16 KiB pieces measured ~1.5 ms, into one 512 KiB buffer per text
+/// ~2.5 ms.
+const FOLD_CHUNK: usize = 16 * 1024;
+
+/// The only code points whose lowercase mapping holds an ASCII character:
+/// U+0130 (`İ` -> `i` + U+0307) and U+212A (KELVIN SIGN -> `k`), UTF-8
+/// encoded. A text without them folds, as far as ASCII needles can see,
+/// like its ASCII letters alone (module doc); a test checks the list
+/// against every `char`.
+const FOLDS_TO_ASCII: [&[u8]; 2] = ["\u{130}".as_bytes(), "\u{212A}".as_bytes()];
 
 struct PatternGroup {
     needles: Vec<Vec<u8>>,
+    /// For each needle, whether it is compared with the folded bytes (a
+    /// folded query's needle in the fused group) or the raw ones. In the
+    /// other groups both are the same bytes.
+    on_folded: Vec<bool>,
     /// For each needle, the queries that use it (query index, is symbol).
     users: Vec<Vec<(usize, bool)>>,
     query_count: usize,
@@ -201,8 +227,43 @@ struct Shared {
     key_offsets: Vec<usize>,
     /// The largest of `key_offsets`.
     max_key_offset: usize,
-    /// Reports every occurrence of every needle in a line.
-    exact: AhoCorasick,
+    /// Report every occurrence of every needle in a line: one automaton
+    /// for the needles compared with the raw bytes, one for those compared
+    /// with the folded bytes (either may be absent).
+    exact: Vec<Exact>,
+}
+
+struct Exact {
+    automaton: AhoCorasick,
+    /// The group's needle index of each of the automaton's patterns.
+    needles: Vec<usize>,
+    on_folded: bool,
+}
+
+/// The bytes a group searches: the raw text and the text its candidate
+/// keys are searched in (the same slice except in the fused group, where
+/// it is the ASCII-folded copy; both have the same length and offsets).
+#[derive(Clone, Copy)]
+struct Pair<'a> {
+    raw: &'a [u8],
+    folded: &'a [u8],
+}
+
+impl<'a> Pair<'a> {
+    fn same(bytes: &'a [u8]) -> Self {
+        Pair {
+            raw: bytes,
+            folded: bytes,
+        }
+    }
+
+    fn side(&self, folded: bool) -> &'a [u8] {
+        if folded {
+            self.folded
+        } else {
+            self.raw
+        }
+    }
 }
 
 enum Candidates {
@@ -284,29 +345,210 @@ pub fn candidate_key(needle: &[u8]) -> (usize, &[u8]) {
     (offset, &needle[offset..offset + len])
 }
 
+/// A few pieces of the texts a batch searches, from which the candidate
+/// keys are chosen ([`choose_keys`]): [`SAMPLE_PIECES`] pieces of
+/// [`SAMPLE_PIECE`] bytes spread evenly over the texts (all of them when
+/// they are shorter). Only speed depends on it, never an answer.
+pub fn key_sample(texts: &[&SourceText]) -> Vec<u8> {
+    let total: usize = texts.iter().map(|t| t.as_bytes().len()).sum();
+    let mut sample = Vec::new();
+    if total <= SAMPLE_PIECES * SAMPLE_PIECE {
+        texts
+            .iter()
+            .for_each(|t| sample.extend_from_slice(t.as_bytes()));
+        return sample;
+    }
+    let stride = total / SAMPLE_PIECES;
+    let (mut text, mut text_start) = (0, 0);
+    for piece in 0..SAMPLE_PIECES {
+        let at = piece * stride;
+        while at >= text_start + texts[text].as_bytes().len() {
+            text_start += texts[text].as_bytes().len();
+            text += 1;
+        }
+        let bytes = &texts[text].as_bytes()[at - text_start..];
+        sample.extend_from_slice(&bytes[..bytes.len().min(SAMPLE_PIECE)]);
+    }
+    sample
+}
+
+/// 32 pieces of 1 KiB: counting the keys' first bytes in them costs
+/// ~0.1 ms per batch.
+const SAMPLE_PIECES: usize = 32;
+const SAMPLE_PIECE: usize = 1024;
+
+/// Bytes of a key that the packed searcher fingerprints (Teddy compares
+/// the first min(4, shortest key) bytes of each key at every position and
+/// verifies the key wherever they match).
+const HEAD_LEN: usize = 4;
+
+/// At most this many windows per needle are scored against the sample
+/// (those with the smallest rank sums): bounds the work for long needles.
+const MAX_WINDOWS: usize = 32;
+
+/// The candidate key offset of each needle: among its windows of
+/// [`KEY_LEN`] bytes (see [`candidate_key`]), the one whose first
+/// [`HEAD_LEN`] bytes occur least often in `sample` (ASCII-folded first
+/// when `folded`), then the smallest rank sum, then the first. Byte ranks
+/// miss how common a run of bytes is: `ypedef s`, `atic_ass`, `locator_`
+/// and `copyrigh` are rare keys by their bytes, but start with the
+/// fingerprints of every `typedef`, `static`, `allocator` and `copy`
+/// (16,705, 11,354, 16,585 and 12,438 times in benchmark (a)'s text),
+/// where `f struct`, `c_assert`, `r_traits` and `opyright` start 3,667,
+/// 896, 1,676 and 3,795 times. Linear: each sample position is one table
+/// lookup (and a binary search when the table's bit is set).
+fn choose_keys(needles: &[Vec<u8>], sample: &[u8], folded: bool) -> Vec<usize> {
+    let head_of = |window: &[u8]| -> Option<u32> {
+        let head = window.get(..HEAD_LEN)?;
+        let mut bytes = [0u8; HEAD_LEN];
+        bytes.copy_from_slice(head);
+        if folded {
+            bytes.make_ascii_lowercase();
+        }
+        Some(u32::from_le_bytes(bytes))
+    };
+    // Per needle, its windows as (rank sum, offset), best first.
+    let windows: Vec<Vec<(u32, usize)>> = needles
+        .iter()
+        .map(|needle| {
+            let len = needle.len().min(KEY_LEN).min(PREFIX_CAP);
+            let mut scored: Vec<(u32, usize)> = (0..=needle.len() - len)
+                .map(|offset| (rank_sum(&needle[offset..offset + len]), offset))
+                .collect();
+            scored.sort_unstable();
+            scored.truncate(MAX_WINDOWS);
+            scored
+        })
+        .collect();
+    let mut heads: Vec<u32> = needles
+        .iter()
+        .zip(&windows)
+        .filter(|(_, w)| w.len() > 1)
+        .flat_map(|(needle, w)| w.iter().filter_map(|&(_, o)| head_of(&needle[o..])))
+        .collect();
+    heads.sort_unstable();
+    heads.dedup();
+    let mut counts = vec![0u32; heads.len()];
+    if !heads.is_empty() && sample.len() >= HEAD_LEN {
+        let slot = |head: u32| (head.wrapping_mul(0x9E37_79B1) >> 20) as usize;
+        let mut filter = vec![0u64; (1 << 12) / 64];
+        for &head in &heads {
+            filter[slot(head) / 64] |= 1 << (slot(head) % 64);
+        }
+        work::add(sample.len());
+        for window in sample.windows(HEAD_LEN) {
+            let mut bytes = [window[0], window[1], window[2], window[3]];
+            if folded {
+                bytes.make_ascii_lowercase();
+            }
+            let head = u32::from_le_bytes(bytes);
+            if filter[slot(head) / 64] & (1 << (slot(head) % 64)) != 0 {
+                if let Ok(i) = heads.binary_search(&head) {
+                    counts[i] += 1;
+                }
+            }
+        }
+    }
+    let count_of = |head: Option<u32>| {
+        head.and_then(|h| heads.binary_search(&h).ok())
+            .map_or(0, |i| counts[i])
+    };
+    needles
+        .iter()
+        .zip(&windows)
+        .map(|(needle, w)| {
+            w.iter()
+                .map(|&(rank, offset)| (count_of(head_of(&needle[offset..])), rank, offset))
+                .min()
+                .map_or(0, |(_, _, offset)| offset)
+        })
+        .collect()
+}
+
+fn rank_sum(window: &[u8]) -> u32 {
+    window
+        .iter()
+        .map(|&b| u32::from(rank::RANK[usize::from(b)]))
+        .sum()
+}
+
 impl CompiledQueries {
     pub fn new(queries: &[Query]) -> CoreResult<Self> {
-        let sensitive = queries
-            .iter()
-            .enumerate()
-            .filter(|(_, q)| q.mode != SearchMode::LiteralIgnoreCase);
-        let folded = queries
-            .iter()
-            .enumerate()
-            .filter(|(_, q)| q.mode == SearchMode::LiteralIgnoreCase);
+        Self::with_sample(queries, &[])
+    }
+
+    /// [`Self::new`] with candidate keys chosen by how often their first
+    /// bytes occur in `sample` ([`key_sample`] of the texts to search);
+    /// the answers do not depend on it.
+    pub fn with_sample(queries: &[Query], sample: &[u8]) -> CoreResult<Self> {
+        Self::build(queries, sample, false)
+    }
+
+    /// `fuse_all`: the fused group holds the case-sensitive queries too
+    /// (one candidate search for all; measured slower, kept for the phase
+    /// profile).
+    fn build(queries: &[Query], sample: &[u8], fuse_all: bool) -> CoreResult<Self> {
+        let sensitive = || {
+            queries
+                .iter()
+                .enumerate()
+                .filter(|(_, q)| q.mode != SearchMode::LiteralIgnoreCase)
+        };
+        let folded = || {
+            queries
+                .iter()
+                .enumerate()
+                .filter(|(_, q)| q.mode == SearchMode::LiteralIgnoreCase)
+        };
+        let fused = if folded().next().is_some() && folded().all(|(_, q)| q.needle.is_ascii()) {
+            let sensitive_too = sensitive().filter(|_| fuse_all).map(|(i, q)| (i, q, false));
+            let all = sensitive_too.chain(folded().map(|(i, q)| (i, q, true)));
+            PatternGroup::build(all, true, sample)?
+        } else {
+            None
+        };
         Ok(CompiledQueries {
             count: queries.len(),
-            case_sensitive: PatternGroup::build(sensitive)?,
+            case_sensitive: PatternGroup::build(
+                sensitive().map(|(i, q)| (i, q, false)),
+                false,
+                sample,
+            )?,
             // Over folded text too: with rare candidate keys one SIMD pass
             // beats one memmem pass per needle (lower-cased text is full of
             // bytes 0x61..0x7A, where the needles' first bytes, the old
             // candidates, lost all selectivity).
-            folded: PatternGroup::build(folded)?,
+            folded: PatternGroup::build(folded().map(|(i, q)| (i, q, false)), true, sample)?,
+            fused,
+            fused_all: fuse_all,
+            fold_chunk: FOLD_CHUNK,
         })
     }
 
     pub fn len(&self) -> usize {
         self.count
+    }
+
+    /// The same queries searched as before the fused group: the two groups
+    /// separately, the folded one over a whole folded copy of each text
+    /// (the phase profile's comparison; the answers are the same).
+    #[cfg(test)]
+    pub(crate) fn without_fused(mut self) -> Self {
+        self.fused = None;
+        self
+    }
+
+    /// Both groups in the fused one (the phase profile's comparison).
+    #[cfg(test)]
+    pub(crate) fn fusing_all(queries: &[Query], sample: &[u8]) -> CoreResult<Self> {
+        Self::build(queries, sample, true)
+    }
+
+    /// The fused group with chunks of `chunk` bytes (tests of chunk edges).
+    #[cfg(test)]
+    pub(crate) fn with_fold_chunk(mut self, chunk: usize) -> Self {
+        self.fold_chunk = chunk;
+        self
     }
 
     pub fn is_empty(&self) -> bool {
@@ -316,6 +558,28 @@ impl CompiledQueries {
     /// For each query, the sorted 0-based indexes of the lines it matches.
     pub fn matching_lines(&self, text: &SourceText) -> Vec<Vec<u32>> {
         let mut out = vec![Vec::new(); self.count];
+        if let Some(group) = &self.fused {
+            if !self.fused_all {
+                if let Some(sensitive) = &self.case_sensitive {
+                    sensitive.scan(text.haystack(), &mut out);
+                }
+            }
+            let done = FOLD_SCRATCH.with_borrow_mut(|scratch| {
+                group.scan_fused(
+                    text.haystack(),
+                    text.is_ascii(),
+                    self.fold_chunk,
+                    scratch,
+                    &mut out,
+                )
+            });
+            if done {
+                return out;
+            }
+            // A code point that folds to ASCII: the text is searched again
+            // the other way (at most once more: still linear).
+            out.iter_mut().for_each(Vec::clear);
+        }
         if let Some(group) = &self.case_sensitive {
             group.scan(text.haystack(), &mut out);
         }
@@ -328,18 +592,39 @@ impl CompiledQueries {
     }
 }
 
+/// Whether `text` holds a code point of [`FOLDS_TO_ASCII`].
+fn folds_to_ascii(text: &[u8]) -> bool {
+    work::add(text.len() * (1 + FOLDS_TO_ASCII.len()));
+    FOLDS_TO_ASCII
+        .iter()
+        .any(|c| memmem::find(text, c).is_some())
+}
+
 impl PatternGroup {
-    fn build<'q>(queries: impl Iterator<Item = (usize, &'q Query)>) -> CoreResult<Option<Self>> {
+    /// `queries` are (query index, query, compared with the folded bytes);
+    /// `fold_keys` ASCII-folds the candidate keys (the fused group, whose
+    /// keys are searched in the folded text).
+    fn build<'q>(
+        queries: impl Iterator<Item = (usize, &'q Query, bool)>,
+        fold_keys: bool,
+        sample: &[u8],
+    ) -> CoreResult<Option<Self>> {
         let mut needles: Vec<Vec<u8>> = Vec::new();
+        let mut on_folded: Vec<bool> = Vec::new();
         let mut users: Vec<Vec<(usize, bool)>> = Vec::new();
         let mut query_count = 0;
-        for (index, query) in queries {
+        for (index, query, folded) in queries {
             query_count += 1;
             let is_symbol = query.mode == SearchMode::Symbol;
-            match needles.iter().position(|n| *n == query.needle) {
+            let slot = needles
+                .iter()
+                .zip(&on_folded)
+                .position(|(n, &f)| *n == query.needle && f == folded);
+            match slot {
                 Some(slot) => users[slot].push((index, is_symbol)),
                 None => {
                     needles.push(query.needle.clone());
+                    on_folded.push(folded);
                     users.push(vec![(index, is_symbol)]);
                 }
             }
@@ -352,12 +637,13 @@ impl PatternGroup {
             .map(|n| memmem::Finder::new(n).into_owned())
             .collect();
         let shared = if needles.len() > 1 {
-            Some(Shared::build(&needles)?)
+            Some(Shared::build(&needles, &on_folded, fold_keys, sample)?)
         } else {
             None
         };
         Ok(Some(PatternGroup {
             needles,
+            on_folded,
             users,
             query_count,
             finders,
@@ -367,7 +653,10 @@ impl PatternGroup {
 
     fn scan(&self, hay: Haystack<'_>, out: &mut [Vec<u32>]) {
         match &self.shared {
-            Some(shared) => self.scan_shared(shared, hay, out),
+            Some(shared) => {
+                let mut cursor = LineCursor::new(hay);
+                self.scan_shared(shared, Pair::same(hay.bytes), 0, &mut cursor, out);
+            }
             None => {
                 for ((finder, needle), users) in
                     self.finders.iter().zip(&self.needles).zip(&self.users)
@@ -378,9 +667,66 @@ impl PatternGroup {
         }
     }
 
-    fn scan_shared(&self, shared: &Shared, hay: Haystack<'_>, out: &mut [Vec<u32>]) {
+    /// The fused group over `hay`: folds it a chunk of whole lines at a
+    /// time (at least `chunk` bytes, then to the next line end) into
+    /// `scratch` and searches the chunk while both copies are in cache. A
+    /// needle never spans lines, so never a chunk edge. Returns false,
+    /// with part of the answer in `out`, when a chunk holds a code point of
+    /// [`FOLDS_TO_ASCII`] (checked only in chunks that are not ASCII).
+    fn scan_fused(
+        &self,
+        hay: Haystack<'_>,
+        ascii: bool,
+        chunk: usize,
+        scratch: &mut Vec<u8>,
+        out: &mut [Vec<u32>],
+    ) -> bool {
+        let Some(shared) = &self.shared else {
+            // Not built: the fused group has needles of both kinds.
+            self.scan(hay, out);
+            return true;
+        };
         let bytes = hay.bytes;
         let mut cursor = LineCursor::new(hay);
+        let mut start = 0;
+        while start < bytes.len() {
+            let end = if bytes.len() - start <= chunk {
+                bytes.len()
+            } else {
+                line_end(bytes, start + chunk)
+                    .saturating_add(1)
+                    .min(bytes.len())
+            };
+            work::add(end - start);
+            let raw = &bytes[start..end];
+            // ASCII letters only: every offset stays, and non-ASCII bytes
+            // stay as they are (no ASCII needle byte matches them).
+            fold_case_into(raw, true, scratch);
+            // The copy, not the text: it is in cache now, and as ASCII.
+            if !ascii && !scratch.is_ascii() && folds_to_ascii(raw) {
+                return false;
+            }
+            let pair = Pair {
+                raw,
+                folded: scratch,
+            };
+            self.scan_shared(shared, pair, start, &mut cursor, out);
+            start = end;
+        }
+        true
+    }
+
+    /// The group over `hay` (a whole text, or whole lines of one starting
+    /// at byte `base` of it).
+    fn scan_shared(
+        &self,
+        shared: &Shared,
+        hay: Pair<'_>,
+        base: usize,
+        cursor: &mut LineCursor<'_>,
+        out: &mut [Vec<u32>],
+    ) {
+        let bytes = hay.folded;
         let mut pos = 0;
         while pos < bytes.len() {
             let Some(hit) = shared.candidates.find(bytes, pos, bytes.len()) else {
@@ -392,8 +738,8 @@ impl PatternGroup {
             work::add(hit - pos);
             let start = memchr::memrchr(b'\n', &bytes[pos..hit]).map_or(pos, |i| pos + i + 1);
             let end = line_end(bytes, hit);
-            let line = cursor.line_at(hit);
-            self.scan_candidate_line(shared, bytes, start..end, hit, line, out);
+            let line = cursor.line_at(base + hit);
+            self.scan_candidate_line(shared, hay, start..end, hit, line, out);
             pos = end + 1;
         }
     }
@@ -402,7 +748,7 @@ impl PatternGroup {
     fn scan_candidate_line(
         &self,
         shared: &Shared,
-        bytes: &[u8],
+        hay: Pair<'_>,
         span: Range<usize>,
         mut at: usize,
         line: u32,
@@ -411,11 +757,12 @@ impl PatternGroup {
         let end = span.end;
         let mut matched_on_line = 0;
         for _ in 0..PROBES {
-            for ((needle, users), &offset) in self
+            for (((needle, users), &offset), &folded) in self
                 .needles
                 .iter()
                 .zip(&self.users)
                 .zip(&shared.key_offsets)
+                .zip(&self.on_folded)
             {
                 // The needle placed so that its key starts at `at`.
                 let Some(start) = at.checked_sub(offset).filter(|&s| s >= span.start) else {
@@ -423,14 +770,14 @@ impl PatternGroup {
                 };
                 // Stops at the line end: a compare costs at most the line.
                 work::add(needle.len().min(end - start));
-                if bytes[start..end].starts_with(needle) {
-                    matched_on_line += record(users, bytes, start, needle.len(), line, out);
+                if hay.side(folded)[start..end].starts_with(needle) {
+                    matched_on_line += record(users, hay.raw, start, needle.len(), line, out);
                 }
             }
             if matched_on_line == self.query_count {
                 return;
             }
-            match shared.candidates.find(bytes, at + 1, end) {
+            match shared.candidates.find(hay.folded, at + 1, end) {
                 Some(next) => at = next,
                 None => return,
             }
@@ -440,9 +787,9 @@ impl PatternGroup {
         // `max_key_offset` bytes before it.
         let from = at.saturating_sub(shared.max_key_offset).max(span.start);
         if end - from > LONG_LINE {
-            self.scan_long_line(bytes, from..end, line, out);
+            self.scan_long_line(hay, from..end, line, out);
         } else {
-            self.scan_line(&shared.exact, bytes, from..end, line, matched_on_line, out);
+            self.scan_line(&shared.exact, hay, from..end, line, matched_on_line, out);
         }
     }
 
@@ -450,41 +797,50 @@ impl PatternGroup {
     /// every query of the group has the line (`matched_on_line` have it).
     fn scan_line(
         &self,
-        exact: &AhoCorasick,
-        bytes: &[u8],
+        exact: &[Exact],
+        hay: Pair<'_>,
         span: Range<usize>,
         line: u32,
         mut matched_on_line: usize,
         out: &mut [Vec<u32>],
     ) {
-        // One automaton step per byte, plus one per reported occurrence.
-        work::add(span.len());
-        let input = Input::new(bytes).span(span);
-        let mut state = OverlappingState::start();
-        loop {
-            exact.find_overlapping(input.clone(), &mut state);
-            let Some(found) = state.get_match() else {
-                break;
-            };
-            work::add(1);
-            let users = &self.users[found.pattern().as_usize()];
-            matched_on_line += record(users, bytes, found.start(), found.len(), line, out);
-            if matched_on_line == self.query_count {
-                break;
+        for exact in exact {
+            // One automaton step per byte, plus one per reported occurrence.
+            work::add(span.len());
+            let input = Input::new(hay.side(exact.on_folded)).span(span.clone());
+            let mut state = OverlappingState::start();
+            loop {
+                if matched_on_line == self.query_count {
+                    return;
+                }
+                exact.automaton.find_overlapping(input.clone(), &mut state);
+                let Some(found) = state.get_match() else {
+                    break;
+                };
+                work::add(1);
+                let users = &self.users[exact.needles[found.pattern().as_usize()]];
+                matched_on_line += record(users, hay.raw, found.start(), found.len(), line, out);
             }
         }
     }
 
     /// The same answer as [`Self::scan_line`], one needle at a time.
-    fn scan_long_line(&self, bytes: &[u8], span: Range<usize>, line: u32, out: &mut [Vec<u32>]) {
-        for ((finder, needle), users) in self.finders.iter().zip(&self.needles).zip(&self.users) {
+    fn scan_long_line(&self, hay: Pair<'_>, span: Range<usize>, line: u32, out: &mut [Vec<u32>]) {
+        for (((finder, needle), users), &folded) in self
+            .finders
+            .iter()
+            .zip(&self.needles)
+            .zip(&self.users)
+            .zip(&self.on_folded)
+        {
+            let bytes = hay.side(folded);
             let mut pos = span.start;
             loop {
                 let found = finder.find(&bytes[pos..span.end]);
                 work::add(found.map_or(span.end - pos, |at| at + needle.len()));
                 let Some(at) = found else { break };
                 let start = pos + at;
-                record(users, bytes, start, needle.len(), line, out);
+                record(users, hay.raw, start, needle.len(), line, out);
                 if users.iter().all(|&(q, _)| out[q].last() == Some(&line)) {
                     break;
                 }
@@ -496,18 +852,44 @@ impl PatternGroup {
 }
 
 impl Shared {
-    fn build(needles: &[Vec<u8>]) -> CoreResult<Self> {
+    fn build(
+        needles: &[Vec<u8>],
+        on_folded: &[bool],
+        fold_keys: bool,
+        sample: &[u8],
+    ) -> CoreResult<Self> {
         let too_many = |_| CoreError::InvalidArgument {
             what: "too many search patterns",
         };
-        let mut keys: Vec<&[u8]> = Vec::new();
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        let offsets = if sample.is_empty() {
+            needles.iter().map(|n| candidate_key(n).0).collect()
+        } else {
+            choose_keys(needles, sample, fold_keys)
+        };
         let mut key_offsets = Vec::with_capacity(needles.len());
-        for needle in needles {
-            let (offset, key) = candidate_key(needle);
+        for (needle, &offset) in needles.iter().zip(&offsets) {
+            let len = needle.len().min(KEY_LEN).min(PREFIX_CAP);
+            let key = &needle[offset..offset + len];
             key_offsets.push(offset);
+            // A case-sensitive needle's occurrence is one of its folded
+            // key in the folded text too.
+            let key = if fold_keys {
+                key.to_ascii_lowercase()
+            } else {
+                key.to_vec()
+            };
             if !keys.contains(&key) {
                 keys.push(key);
             }
+        }
+        if std::env::var_os("VBA_DEBUG_KEYS").is_some() {
+            eprintln!(
+                "keys {:?}",
+                keys.iter()
+                    .map(|k| String::from_utf8_lossy(k))
+                    .collect::<Vec<_>>()
+            );
         }
         let packed = || {
             packed::Config::new()
@@ -533,12 +915,26 @@ impl Shared {
         // contiguous NFA, not a DFA: it only runs on the rest of undecided
         // candidate lines, and a DFA costs states x byte classes to build
         // (40 ms for 3 KB of needles, once per batch).
-        let exact = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .prefilter(false)
-            .build(needles)
-            .map_err(too_many)?;
+        let mut exact = Vec::new();
+        for side in [false, true] {
+            let ids: Vec<usize> = (0..needles.len())
+                .filter(|&i| on_folded[i] == side)
+                .collect();
+            if ids.is_empty() {
+                continue;
+            }
+            let automaton = AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
+                .prefilter(false)
+                .build(ids.iter().map(|&i| &needles[i]))
+                .map_err(too_many)?;
+            exact.push(Exact {
+                automaton,
+                needles: ids,
+                on_folded: side,
+            });
+        }
         Ok(Shared {
             candidates,
             max_key_offset: key_offsets.iter().copied().max().unwrap_or(0),
@@ -716,7 +1112,8 @@ pub fn search_batch(
         .map(|&(mode, pattern, _)| Query::new(SearchMode::parse(mode)?, pattern))
         .collect::<CoreResult<Vec<_>>>()?;
     let pages: Vec<Page> = queries.iter().map(|&(_, _, page)| page).collect();
-    search(texts, &CompiledQueries::new(&parsed)?, &pages, threads)
+    let compiled = CompiledQueries::with_sample(&parsed, &key_sample(texts))?;
+    search(texts, &compiled, &pages, threads)
 }
 
 #[cfg(test)]

@@ -348,7 +348,8 @@ fn long_repeating_needles_build_a_linear_automaton() {
         .as_ref()
         .and_then(|g| g.shared.as_ref())
         .expect("several needles share the two-stage search")
-        .exact;
+        .exact[0]
+        .automaton;
     assert_eq!(exact.kind(), AhoCorasickKind::ContiguousNFA);
     let needle_bytes: usize = needles.iter().map(String::len).sum();
     assert!(
