@@ -66,7 +66,7 @@ use memchr::memmem;
 
 use super::error::{CoreError, CoreResult};
 use super::parallel::parallel_map;
-use super::text::{count_newlines, fold_case, fold_case_into, Haystack, SourceText};
+use super::text::{count_newlines, fold_case, Haystack, SourceText};
 
 mod rank;
 
@@ -180,36 +180,10 @@ pub struct CompiledQueries {
     count: usize,
     case_sensitive: Option<PatternGroup>,
     folded: Option<PatternGroup>,
-    /// Both groups in one, over the ASCII-folded text (module doc): present
-    /// when there are queries of both kinds and every folded needle is
-    /// ASCII.
-    fused: Option<PatternGroup>,
-    /// Whether `fused` holds the case-sensitive queries too.
-    fused_all: bool,
-    /// Bytes of text (rounded up to a line end) folded and searched at a
-    /// time by the fused group.
-    fold_chunk: usize,
 }
-
-/// The fused group folds this much text at a time (then to the next line
-/// end) into a scratch buffer that stays in the L1 cache: folding 32 MiB
-/// into 16 KiB pieces measured ~1.5 ms, into one 512 KiB buffer per text
-/// ~2.5 ms.
-const FOLD_CHUNK: usize = 16 * 1024;
-
-/// The only code points whose lowercase mapping holds an ASCII character:
-/// U+0130 (`İ` -> `i` + U+0307) and U+212A (KELVIN SIGN -> `k`), UTF-8
-/// encoded. A text without them folds, as far as ASCII needles can see,
-/// like its ASCII letters alone (module doc); a test checks the list
-/// against every `char`.
-const FOLDS_TO_ASCII: [&[u8]; 2] = ["\u{130}".as_bytes(), "\u{212A}".as_bytes()];
 
 struct PatternGroup {
     needles: Vec<Vec<u8>>,
-    /// For each needle, whether it is compared with the folded bytes (a
-    /// folded query's needle in the fused group) or the raw ones. In the
-    /// other groups both are the same bytes.
-    on_folded: Vec<bool>,
     /// For each needle, the queries that use it (query index, is symbol).
     users: Vec<Vec<(usize, bool)>>,
     query_count: usize,
@@ -227,43 +201,8 @@ struct Shared {
     key_offsets: Vec<usize>,
     /// The largest of `key_offsets`.
     max_key_offset: usize,
-    /// Report every occurrence of every needle in a line: one automaton
-    /// for the needles compared with the raw bytes, one for those compared
-    /// with the folded bytes (either may be absent).
-    exact: Vec<Exact>,
-}
-
-struct Exact {
-    automaton: AhoCorasick,
-    /// The group's needle index of each of the automaton's patterns.
-    needles: Vec<usize>,
-    on_folded: bool,
-}
-
-/// The bytes a group searches: the raw text and the text its candidate
-/// keys are searched in (the same slice except in the fused group, where
-/// it is the ASCII-folded copy; both have the same length and offsets).
-#[derive(Clone, Copy)]
-struct Pair<'a> {
-    raw: &'a [u8],
-    folded: &'a [u8],
-}
-
-impl<'a> Pair<'a> {
-    fn same(bytes: &'a [u8]) -> Self {
-        Pair {
-            raw: bytes,
-            folded: bytes,
-        }
-    }
-
-    fn side(&self, folded: bool) -> &'a [u8] {
-        if folded {
-            self.folded
-        } else {
-            self.raw
-        }
-    }
+    /// Reports every occurrence of every needle in a line.
+    exact: AhoCorasick,
 }
 
 enum Candidates {
@@ -333,12 +272,7 @@ pub const KEY_LEN: usize = 8;
 /// repository's own sources.
 pub fn candidate_key(needle: &[u8]) -> (usize, &[u8]) {
     let len = needle.len().min(KEY_LEN).min(PREFIX_CAP);
-    let score = |offset: usize| -> u32 {
-        needle[offset..offset + len]
-            .iter()
-            .map(|&b| u32::from(rank::RANK[usize::from(b)]))
-            .sum()
-    };
+    let score = |offset: usize| rank_sum(&needle[offset..offset + len]);
     let offset = (0..=needle.len() - len)
         .min_by_key(|&offset| score(offset))
         .unwrap_or(0);
@@ -481,74 +415,27 @@ impl CompiledQueries {
     /// bytes occur in `sample` ([`key_sample`] of the texts to search);
     /// the answers do not depend on it.
     pub fn with_sample(queries: &[Query], sample: &[u8]) -> CoreResult<Self> {
-        Self::build(queries, sample, false)
-    }
-
-    /// `fuse_all`: the fused group holds the case-sensitive queries too
-    /// (one candidate search for all; measured slower, kept for the phase
-    /// profile).
-    fn build(queries: &[Query], sample: &[u8], fuse_all: bool) -> CoreResult<Self> {
-        let sensitive = || {
-            queries
-                .iter()
-                .enumerate()
-                .filter(|(_, q)| q.mode != SearchMode::LiteralIgnoreCase)
-        };
-        let folded = || {
-            queries
-                .iter()
-                .enumerate()
-                .filter(|(_, q)| q.mode == SearchMode::LiteralIgnoreCase)
-        };
-        let fused = if folded().next().is_some() && folded().all(|(_, q)| q.needle.is_ascii()) {
-            let sensitive_too = sensitive().filter(|_| fuse_all).map(|(i, q)| (i, q, false));
-            let all = sensitive_too.chain(folded().map(|(i, q)| (i, q, true)));
-            PatternGroup::build(all, true, sample)?
-        } else {
-            None
-        };
+        let sensitive = queries
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| q.mode != SearchMode::LiteralIgnoreCase);
+        let folded = queries
+            .iter()
+            .enumerate()
+            .filter(|(_, q)| q.mode == SearchMode::LiteralIgnoreCase);
         Ok(CompiledQueries {
             count: queries.len(),
-            case_sensitive: PatternGroup::build(
-                sensitive().map(|(i, q)| (i, q, false)),
-                false,
-                sample,
-            )?,
+            case_sensitive: PatternGroup::build(sensitive, false, sample)?,
             // Over folded text too: with rare candidate keys one SIMD pass
             // beats one memmem pass per needle (lower-cased text is full of
             // bytes 0x61..0x7A, where the needles' first bytes, the old
             // candidates, lost all selectivity).
-            folded: PatternGroup::build(folded().map(|(i, q)| (i, q, false)), true, sample)?,
-            fused,
-            fused_all: fuse_all,
-            fold_chunk: FOLD_CHUNK,
+            folded: PatternGroup::build(folded, true, sample)?,
         })
     }
 
     pub fn len(&self) -> usize {
         self.count
-    }
-
-    /// The same queries searched as before the fused group: the two groups
-    /// separately, the folded one over a whole folded copy of each text
-    /// (the phase profile's comparison; the answers are the same).
-    #[cfg(test)]
-    pub(crate) fn without_fused(mut self) -> Self {
-        self.fused = None;
-        self
-    }
-
-    /// Both groups in the fused one (the phase profile's comparison).
-    #[cfg(test)]
-    pub(crate) fn fusing_all(queries: &[Query], sample: &[u8]) -> CoreResult<Self> {
-        Self::build(queries, sample, true)
-    }
-
-    /// The fused group with chunks of `chunk` bytes (tests of chunk edges).
-    #[cfg(test)]
-    pub(crate) fn with_fold_chunk(mut self, chunk: usize) -> Self {
-        self.fold_chunk = chunk;
-        self
     }
 
     pub fn is_empty(&self) -> bool {
@@ -558,28 +445,6 @@ impl CompiledQueries {
     /// For each query, the sorted 0-based indexes of the lines it matches.
     pub fn matching_lines(&self, text: &SourceText) -> Vec<Vec<u32>> {
         let mut out = vec![Vec::new(); self.count];
-        if let Some(group) = &self.fused {
-            if !self.fused_all {
-                if let Some(sensitive) = &self.case_sensitive {
-                    sensitive.scan(text.haystack(), &mut out);
-                }
-            }
-            let done = FOLD_SCRATCH.with_borrow_mut(|scratch| {
-                group.scan_fused(
-                    text.haystack(),
-                    text.is_ascii(),
-                    self.fold_chunk,
-                    scratch,
-                    &mut out,
-                )
-            });
-            if done {
-                return out;
-            }
-            // A code point that folds to ASCII: the text is searched again
-            // the other way (at most once more: still linear).
-            out.iter_mut().for_each(Vec::clear);
-        }
         if let Some(group) = &self.case_sensitive {
             group.scan(text.haystack(), &mut out);
         }
@@ -592,39 +457,24 @@ impl CompiledQueries {
     }
 }
 
-/// Whether `text` holds a code point of [`FOLDS_TO_ASCII`].
-fn folds_to_ascii(text: &[u8]) -> bool {
-    work::add(text.len() * (1 + FOLDS_TO_ASCII.len()));
-    FOLDS_TO_ASCII
-        .iter()
-        .any(|c| memmem::find(text, c).is_some())
-}
-
 impl PatternGroup {
-    /// `queries` are (query index, query, compared with the folded bytes);
-    /// `fold_keys` ASCII-folds the candidate keys (the fused group, whose
-    /// keys are searched in the folded text).
+    /// `folded`: the group is searched in folded text (its sample is
+    /// folded too when keys are chosen).
     fn build<'q>(
-        queries: impl Iterator<Item = (usize, &'q Query, bool)>,
-        fold_keys: bool,
+        queries: impl Iterator<Item = (usize, &'q Query)>,
+        folded: bool,
         sample: &[u8],
     ) -> CoreResult<Option<Self>> {
         let mut needles: Vec<Vec<u8>> = Vec::new();
-        let mut on_folded: Vec<bool> = Vec::new();
         let mut users: Vec<Vec<(usize, bool)>> = Vec::new();
         let mut query_count = 0;
-        for (index, query, folded) in queries {
+        for (index, query) in queries {
             query_count += 1;
             let is_symbol = query.mode == SearchMode::Symbol;
-            let slot = needles
-                .iter()
-                .zip(&on_folded)
-                .position(|(n, &f)| *n == query.needle && f == folded);
-            match slot {
+            match needles.iter().position(|n| *n == query.needle) {
                 Some(slot) => users[slot].push((index, is_symbol)),
                 None => {
                     needles.push(query.needle.clone());
-                    on_folded.push(folded);
                     users.push(vec![(index, is_symbol)]);
                 }
             }
@@ -637,13 +487,12 @@ impl PatternGroup {
             .map(|n| memmem::Finder::new(n).into_owned())
             .collect();
         let shared = if needles.len() > 1 {
-            Some(Shared::build(&needles, &on_folded, fold_keys, sample)?)
+            Some(Shared::build(&needles, folded, sample)?)
         } else {
             None
         };
         Ok(Some(PatternGroup {
             needles,
-            on_folded,
             users,
             query_count,
             finders,
@@ -653,10 +502,7 @@ impl PatternGroup {
 
     fn scan(&self, hay: Haystack<'_>, out: &mut [Vec<u32>]) {
         match &self.shared {
-            Some(shared) => {
-                let mut cursor = LineCursor::new(hay);
-                self.scan_shared(shared, Pair::same(hay.bytes), 0, &mut cursor, out);
-            }
+            Some(shared) => self.scan_shared(shared, hay, out),
             None => {
                 for ((finder, needle), users) in
                     self.finders.iter().zip(&self.needles).zip(&self.users)
@@ -667,66 +513,9 @@ impl PatternGroup {
         }
     }
 
-    /// The fused group over `hay`: folds it a chunk of whole lines at a
-    /// time (at least `chunk` bytes, then to the next line end) into
-    /// `scratch` and searches the chunk while both copies are in cache. A
-    /// needle never spans lines, so never a chunk edge. Returns false,
-    /// with part of the answer in `out`, when a chunk holds a code point of
-    /// [`FOLDS_TO_ASCII`] (checked only in chunks that are not ASCII).
-    fn scan_fused(
-        &self,
-        hay: Haystack<'_>,
-        ascii: bool,
-        chunk: usize,
-        scratch: &mut Vec<u8>,
-        out: &mut [Vec<u32>],
-    ) -> bool {
-        let Some(shared) = &self.shared else {
-            // Not built: the fused group has needles of both kinds.
-            self.scan(hay, out);
-            return true;
-        };
+    fn scan_shared(&self, shared: &Shared, hay: Haystack<'_>, out: &mut [Vec<u32>]) {
         let bytes = hay.bytes;
         let mut cursor = LineCursor::new(hay);
-        let mut start = 0;
-        while start < bytes.len() {
-            let end = if bytes.len() - start <= chunk {
-                bytes.len()
-            } else {
-                line_end(bytes, start + chunk)
-                    .saturating_add(1)
-                    .min(bytes.len())
-            };
-            work::add(end - start);
-            let raw = &bytes[start..end];
-            // ASCII letters only: every offset stays, and non-ASCII bytes
-            // stay as they are (no ASCII needle byte matches them).
-            fold_case_into(raw, true, scratch);
-            // The copy, not the text: it is in cache now, and as ASCII.
-            if !ascii && !scratch.is_ascii() && folds_to_ascii(raw) {
-                return false;
-            }
-            let pair = Pair {
-                raw,
-                folded: scratch,
-            };
-            self.scan_shared(shared, pair, start, &mut cursor, out);
-            start = end;
-        }
-        true
-    }
-
-    /// The group over `hay` (a whole text, or whole lines of one starting
-    /// at byte `base` of it).
-    fn scan_shared(
-        &self,
-        shared: &Shared,
-        hay: Pair<'_>,
-        base: usize,
-        cursor: &mut LineCursor<'_>,
-        out: &mut [Vec<u32>],
-    ) {
-        let bytes = hay.folded;
         let mut pos = 0;
         while pos < bytes.len() {
             let Some(hit) = shared.candidates.find(bytes, pos, bytes.len()) else {
@@ -738,8 +527,8 @@ impl PatternGroup {
             work::add(hit - pos);
             let start = memchr::memrchr(b'\n', &bytes[pos..hit]).map_or(pos, |i| pos + i + 1);
             let end = line_end(bytes, hit);
-            let line = cursor.line_at(base + hit);
-            self.scan_candidate_line(shared, hay, start..end, hit, line, out);
+            let line = cursor.line_at(hit);
+            self.scan_candidate_line(shared, bytes, start..end, hit, line, out);
             pos = end + 1;
         }
     }
@@ -748,7 +537,7 @@ impl PatternGroup {
     fn scan_candidate_line(
         &self,
         shared: &Shared,
-        hay: Pair<'_>,
+        bytes: &[u8],
         span: Range<usize>,
         mut at: usize,
         line: u32,
@@ -757,12 +546,11 @@ impl PatternGroup {
         let end = span.end;
         let mut matched_on_line = 0;
         for _ in 0..PROBES {
-            for (((needle, users), &offset), &folded) in self
+            for ((needle, users), &offset) in self
                 .needles
                 .iter()
                 .zip(&self.users)
                 .zip(&shared.key_offsets)
-                .zip(&self.on_folded)
             {
                 // The needle placed so that its key starts at `at`.
                 let Some(start) = at.checked_sub(offset).filter(|&s| s >= span.start) else {
@@ -770,14 +558,14 @@ impl PatternGroup {
                 };
                 // Stops at the line end: a compare costs at most the line.
                 work::add(needle.len().min(end - start));
-                if hay.side(folded)[start..end].starts_with(needle) {
-                    matched_on_line += record(users, hay.raw, start, needle.len(), line, out);
+                if bytes[start..end].starts_with(needle) {
+                    matched_on_line += record(users, bytes, start, needle.len(), line, out);
                 }
             }
             if matched_on_line == self.query_count {
                 return;
             }
-            match shared.candidates.find(hay.folded, at + 1, end) {
+            match shared.candidates.find(bytes, at + 1, end) {
                 Some(next) => at = next,
                 None => return,
             }
@@ -787,9 +575,9 @@ impl PatternGroup {
         // `max_key_offset` bytes before it.
         let from = at.saturating_sub(shared.max_key_offset).max(span.start);
         if end - from > LONG_LINE {
-            self.scan_long_line(hay, from..end, line, out);
+            self.scan_long_line(bytes, from..end, line, out);
         } else {
-            self.scan_line(&shared.exact, hay, from..end, line, matched_on_line, out);
+            self.scan_line(&shared.exact, bytes, from..end, line, matched_on_line, out);
         }
     }
 
@@ -797,50 +585,41 @@ impl PatternGroup {
     /// every query of the group has the line (`matched_on_line` have it).
     fn scan_line(
         &self,
-        exact: &[Exact],
-        hay: Pair<'_>,
+        exact: &AhoCorasick,
+        bytes: &[u8],
         span: Range<usize>,
         line: u32,
         mut matched_on_line: usize,
         out: &mut [Vec<u32>],
     ) {
-        for exact in exact {
-            // One automaton step per byte, plus one per reported occurrence.
-            work::add(span.len());
-            let input = Input::new(hay.side(exact.on_folded)).span(span.clone());
-            let mut state = OverlappingState::start();
-            loop {
-                if matched_on_line == self.query_count {
-                    return;
-                }
-                exact.automaton.find_overlapping(input.clone(), &mut state);
-                let Some(found) = state.get_match() else {
-                    break;
-                };
-                work::add(1);
-                let users = &self.users[exact.needles[found.pattern().as_usize()]];
-                matched_on_line += record(users, hay.raw, found.start(), found.len(), line, out);
+        // One automaton step per byte, plus one per reported occurrence.
+        work::add(span.len());
+        let input = Input::new(bytes).span(span);
+        let mut state = OverlappingState::start();
+        loop {
+            exact.find_overlapping(input.clone(), &mut state);
+            let Some(found) = state.get_match() else {
+                break;
+            };
+            work::add(1);
+            let users = &self.users[found.pattern().as_usize()];
+            matched_on_line += record(users, bytes, found.start(), found.len(), line, out);
+            if matched_on_line == self.query_count {
+                break;
             }
         }
     }
 
     /// The same answer as [`Self::scan_line`], one needle at a time.
-    fn scan_long_line(&self, hay: Pair<'_>, span: Range<usize>, line: u32, out: &mut [Vec<u32>]) {
-        for (((finder, needle), users), &folded) in self
-            .finders
-            .iter()
-            .zip(&self.needles)
-            .zip(&self.users)
-            .zip(&self.on_folded)
-        {
-            let bytes = hay.side(folded);
+    fn scan_long_line(&self, bytes: &[u8], span: Range<usize>, line: u32, out: &mut [Vec<u32>]) {
+        for ((finder, needle), users) in self.finders.iter().zip(&self.needles).zip(&self.users) {
             let mut pos = span.start;
             loop {
                 let found = finder.find(&bytes[pos..span.end]);
                 work::add(found.map_or(span.end - pos, |at| at + needle.len()));
                 let Some(at) = found else { break };
                 let start = pos + at;
-                record(users, hay.raw, start, needle.len(), line, out);
+                record(users, bytes, start, needle.len(), line, out);
                 if users.iter().all(|&(q, _)| out[q].last() == Some(&line)) {
                     break;
                 }
@@ -852,44 +631,24 @@ impl PatternGroup {
 }
 
 impl Shared {
-    fn build(
-        needles: &[Vec<u8>],
-        on_folded: &[bool],
-        fold_keys: bool,
-        sample: &[u8],
-    ) -> CoreResult<Self> {
+    fn build(needles: &[Vec<u8>], folded: bool, sample: &[u8]) -> CoreResult<Self> {
         let too_many = |_| CoreError::InvalidArgument {
             what: "too many search patterns",
         };
-        let mut keys: Vec<Vec<u8>> = Vec::new();
         let offsets = if sample.is_empty() {
             needles.iter().map(|n| candidate_key(n).0).collect()
         } else {
-            choose_keys(needles, sample, fold_keys)
+            choose_keys(needles, sample, folded)
         };
+        let mut keys: Vec<&[u8]> = Vec::new();
         let mut key_offsets = Vec::with_capacity(needles.len());
         for (needle, &offset) in needles.iter().zip(&offsets) {
             let len = needle.len().min(KEY_LEN).min(PREFIX_CAP);
             let key = &needle[offset..offset + len];
             key_offsets.push(offset);
-            // A case-sensitive needle's occurrence is one of its folded
-            // key in the folded text too.
-            let key = if fold_keys {
-                key.to_ascii_lowercase()
-            } else {
-                key.to_vec()
-            };
             if !keys.contains(&key) {
                 keys.push(key);
             }
-        }
-        if std::env::var_os("VBA_DEBUG_KEYS").is_some() {
-            eprintln!(
-                "keys {:?}",
-                keys.iter()
-                    .map(|k| String::from_utf8_lossy(k))
-                    .collect::<Vec<_>>()
-            );
         }
         let packed = || {
             packed::Config::new()
@@ -915,26 +674,12 @@ impl Shared {
         // contiguous NFA, not a DFA: it only runs on the rest of undecided
         // candidate lines, and a DFA costs states x byte classes to build
         // (40 ms for 3 KB of needles, once per batch).
-        let mut exact = Vec::new();
-        for side in [false, true] {
-            let ids: Vec<usize> = (0..needles.len())
-                .filter(|&i| on_folded[i] == side)
-                .collect();
-            if ids.is_empty() {
-                continue;
-            }
-            let automaton = AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
-                .kind(Some(AhoCorasickKind::ContiguousNFA))
-                .prefilter(false)
-                .build(ids.iter().map(|&i| &needles[i]))
-                .map_err(too_many)?;
-            exact.push(Exact {
-                automaton,
-                needles: ids,
-                on_folded: side,
-            });
-        }
+        let exact = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .prefilter(false)
+            .build(needles)
+            .map_err(too_many)?;
         Ok(Shared {
             candidates,
             max_key_offset: key_offsets.iter().copied().max().unwrap_or(0),

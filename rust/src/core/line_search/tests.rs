@@ -11,7 +11,15 @@ fn run(s: &str, queries: &[(SearchMode, &str)]) -> Vec<Vec<u32>> {
         .iter()
         .map(|(m, p)| Query::new(*m, p).unwrap())
         .collect();
-    CompiledQueries::new(&qs).unwrap().matching_lines(&text(s))
+    let t = text(s);
+    let got = CompiledQueries::new(&qs).unwrap().matching_lines(&t);
+    // Keys chosen from a sample of the text itself (what `search_batch`
+    // does) and from an unrelated one: the same answer.
+    for sample in [key_sample(&[&t]), b"(;ab_AB\naab".repeat(3)] {
+        let sampled = CompiledQueries::with_sample(&qs, &sample).unwrap();
+        assert_eq!(sampled.matching_lines(&t), got, "{s:?} {queries:?}");
+    }
+    got
 }
 
 use SearchMode::*;
@@ -238,6 +246,53 @@ fn candidate_keys_are_rare_windows() {
 }
 
 #[test]
+fn keys_by_sample_avoid_common_first_bytes() {
+    let needles = vec![b"typedef struct".to_vec(), b"static_assert(".to_vec()];
+    // Byte ranks alone pick `ypedef s` and `atic_ass`.
+    assert_eq!(candidate_key(&needles[0]).0, 1);
+    assert_eq!(candidate_key(&needles[1]).0, 2);
+    let sample = b"typedef int t; static int x; typedef long u; static void f();".repeat(4);
+    let offsets = choose_keys(&needles, &sample, false);
+    let keys: Vec<&[u8]> = needles
+        .iter()
+        .zip(&offsets)
+        .map(|(n, &o)| &n[o..o + KEY_LEN])
+        .collect();
+    for key in &keys {
+        let head = &key[..HEAD_LEN];
+        assert!(
+            !sample.windows(HEAD_LEN).any(|w| w == head),
+            "{:?} starts with a 4-byte run of the sample",
+            String::from_utf8_lossy(key)
+        );
+    }
+    // Upper-case sample bytes count for a folded group.
+    let folded = choose_keys(&[b"copyright".to_vec()], b"COPYING COPY copy", true);
+    assert_eq!(folded, vec![1], "`opyright`, not `copyrigh`");
+    // No sample, or none of the heads in it: the rank choice.
+    assert_eq!(
+        choose_keys(&needles, b"zzzz", false),
+        vec![candidate_key(&needles[0]).0, candidate_key(&needles[1]).0]
+    );
+}
+
+#[test]
+fn key_sample_spreads_over_the_texts() {
+    let small = [text("ab\n"), text("cd")];
+    let refs: Vec<&SourceText> = small.iter().collect();
+    assert_eq!(key_sample(&refs), b"ab\ncd");
+    let big: Vec<SourceText> = (b'a'..=b'h')
+        .map(|c| text(&(c as char).to_string().repeat(10_000)))
+        .collect();
+    let refs: Vec<&SourceText> = big.iter().collect();
+    let sample = key_sample(&refs);
+    assert_eq!(sample.len(), SAMPLE_PIECES * SAMPLE_PIECE);
+    for c in b'a'..=b'h' {
+        assert!(sample.contains(&c), "a piece of every text");
+    }
+}
+
+#[test]
 fn symbol_rejected_then_accepted_on_one_line() {
     // The first occurrences fail a boundary; a later, overlapping one
     // of the same or another needle counts.
@@ -348,8 +403,7 @@ fn long_repeating_needles_build_a_linear_automaton() {
         .as_ref()
         .and_then(|g| g.shared.as_ref())
         .expect("several needles share the two-stage search")
-        .exact[0]
-        .automaton;
+        .exact;
     assert_eq!(exact.kind(), AhoCorasickKind::ContiguousNFA);
     let needle_bytes: usize = needles.iter().map(String::len).sum();
     assert!(
