@@ -24,7 +24,12 @@
 //! by a byte-frequency table ([`candidate_key`]; a needle's first bytes,
 //! such as `std`, `ret` or `#in` in C++, which the search used before, are
 //! often the commonest, and a SIMD multi-pattern searcher fingerprints the
-//! first bytes of each pattern). A leftmost-first multi-pattern searcher
+//! first bytes of each pattern). A batch over texts chooses among those
+//! windows by a sample of its texts ([`key_sample`], `choose_keys`): the
+//! window whose first four bytes, the searcher's fingerprint, occur least
+//! often there (`f struct`, not `ypedef s`, whose `yped` starts every
+//! `typedef`). The choice changes only how fast a search is, never its
+//! answer. A leftmost-first multi-pattern searcher
 //! (SIMD "Teddy" for small sets) over the keys finds the next position
 //! where some key occurs, which marks the next line that may hold a hit. In
 //! that line, the first [`PROBES`] key positions are checked by comparing,
@@ -280,18 +285,21 @@ pub fn candidate_key(needle: &[u8]) -> (usize, &[u8]) {
 }
 
 /// A few pieces of the texts a batch searches, from which the candidate
-/// keys are chosen ([`choose_keys`]): [`SAMPLE_PIECES`] pieces of
-/// [`SAMPLE_PIECE`] bytes spread evenly over the texts (all of them when
-/// they are shorter). Only speed depends on it, never an answer.
+/// keys are chosen (`choose_keys`): 32 pieces spread evenly over the
+/// texts, 1/128 of their bytes in all (at least 4 KiB, at most 32 KiB; all
+/// of the texts when they are shorter), so that scoring the keys costs a
+/// small part of the search. Only speed depends on it, never an answer.
 pub fn key_sample(texts: &[&SourceText]) -> Vec<u8> {
     let total: usize = texts.iter().map(|t| t.as_bytes().len()).sum();
-    let mut sample = Vec::new();
-    if total <= SAMPLE_PIECES * SAMPLE_PIECE {
+    let budget = (total / 128).clamp(SAMPLE_MIN, SAMPLE_MAX);
+    let mut sample = Vec::with_capacity(budget.min(total));
+    if total <= budget {
         texts
             .iter()
             .for_each(|t| sample.extend_from_slice(t.as_bytes()));
         return sample;
     }
+    let piece_len = budget / SAMPLE_PIECES;
     let stride = total / SAMPLE_PIECES;
     let (mut text, mut text_start) = (0, 0);
     for piece in 0..SAMPLE_PIECES {
@@ -301,15 +309,15 @@ pub fn key_sample(texts: &[&SourceText]) -> Vec<u8> {
             text += 1;
         }
         let bytes = &texts[text].as_bytes()[at - text_start..];
-        sample.extend_from_slice(&bytes[..bytes.len().min(SAMPLE_PIECE)]);
+        sample.extend_from_slice(&bytes[..bytes.len().min(piece_len)]);
     }
     sample
 }
 
-/// 32 pieces of 1 KiB: counting the keys' first bytes in them costs
-/// ~0.1 ms per batch.
 const SAMPLE_PIECES: usize = 32;
-const SAMPLE_PIECE: usize = 1024;
+const SAMPLE_MIN: usize = 4 * 1024;
+/// Counting the keys' first bytes in 32 KiB costs ~0.05 ms per group.
+const SAMPLE_MAX: usize = 32 * 1024;
 
 /// Bytes of a key that the packed searcher fingerprints (Teddy compares
 /// the first min(4, shortest key) bytes of each key at every position and
@@ -364,19 +372,25 @@ fn choose_keys(needles: &[Vec<u8>], sample: &[u8], folded: bool) -> Vec<usize> {
     heads.dedup();
     let mut counts = vec![0u32; heads.len()];
     if !heads.is_empty() && sample.len() >= HEAD_LEN {
+        let folded_sample;
+        let sample = if folded {
+            folded_sample = sample.to_ascii_lowercase();
+            &folded_sample[..]
+        } else {
+            sample
+        };
+        // A bit per hash slot: most positions start no head and cost one
+        // multiply and one bit test.
         let slot = |head: u32| (head.wrapping_mul(0x9E37_79B1) >> 20) as usize;
-        let mut filter = vec![0u64; (1 << 12) / 64];
+        let mut filter = [0u64; (1 << 12) / 64];
         for &head in &heads {
             filter[slot(head) / 64] |= 1 << (slot(head) % 64);
         }
         work::add(sample.len());
         for window in sample.windows(HEAD_LEN) {
-            let mut bytes = [window[0], window[1], window[2], window[3]];
-            if folded {
-                bytes.make_ascii_lowercase();
-            }
-            let head = u32::from_le_bytes(bytes);
-            if filter[slot(head) / 64] & (1 << (slot(head) % 64)) != 0 {
+            let head = u32::from_le_bytes([window[0], window[1], window[2], window[3]]);
+            let at = slot(head);
+            if filter[at / 64] & (1 << (at % 64)) != 0 {
                 if let Ok(i) = heads.binary_search(&head) {
                     counts[i] += 1;
                 }

@@ -282,11 +282,15 @@ fn key_sample_spreads_over_the_texts() {
     let refs: Vec<&SourceText> = small.iter().collect();
     assert_eq!(key_sample(&refs), b"ab\ncd");
     let big: Vec<SourceText> = (b'a'..=b'h')
-        .map(|c| text(&(c as char).to_string().repeat(10_000)))
+        .map(|c| text(&(c as char).to_string().repeat(100_000)))
         .collect();
     let refs: Vec<&SourceText> = big.iter().collect();
     let sample = key_sample(&refs);
-    assert_eq!(sample.len(), SAMPLE_PIECES * SAMPLE_PIECE);
+    // 1/128 of 800,000 bytes, in 32 pieces.
+    assert_eq!(sample.len(), 800_000 / 128 / SAMPLE_PIECES * SAMPLE_PIECES);
+    let huge = [text(&"x".repeat(8 << 20))];
+    let refs: Vec<&SourceText> = huge.iter().collect();
+    assert_eq!(key_sample(&refs).len(), SAMPLE_MAX);
     for c in b'a'..=b'h' {
         assert!(sample.contains(&c), "a piece of every text");
     }
