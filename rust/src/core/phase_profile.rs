@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use aho_corasick::{packed, AhoCorasick, Input, MatchKind, Span};
 
-use super::line_search::{candidate_key, CompiledQueries, Query, SearchMode, PREFIX_CAP};
+use super::line_search::{
+    candidate_key, key_sample, CompiledQueries, Query, SearchMode, PREFIX_CAP,
+};
 use super::text::{fold_case, fold_case_into, SourceText};
 use super::zip_stream::{parse_sha256_hex, Expected, ZipArchive};
 
@@ -51,13 +53,15 @@ fn median(mut f: impl FnMut()) -> (Duration, Duration) {
     (times[0], times[times.len() / 2])
 }
 
-fn compiled(filter: impl Fn(SearchMode) -> bool) -> CompiledQueries {
+/// The queries of `filter`'s modes, keys chosen from `sample` (by byte
+/// ranks alone when it is empty).
+fn compiled(filter: impl Fn(SearchMode) -> bool, sample: &[u8]) -> CompiledQueries {
     let queries: Vec<Query> = QUERIES
         .iter()
         .filter(|(mode, _)| filter(*mode))
         .map(|(mode, pattern)| Query::new(*mode, pattern).unwrap())
         .collect();
-    CompiledQueries::new(&queries).unwrap()
+    CompiledQueries::with_sample(&queries, sample).unwrap()
 }
 
 #[test]
@@ -144,19 +148,44 @@ fn phase_profile() {
             }
         }),
     ));
-    let all = compiled(|_| true);
-    let sensitive = compiled(|m| m != SearchMode::LiteralIgnoreCase);
-    let literal = compiled(|m| m == SearchMode::Literal);
-    let folded = compiled(|m| m == SearchMode::LiteralIgnoreCase);
+    let text_refs: Vec<&SourceText> = texts.iter().collect();
+    let sample = key_sample(&text_refs);
+    let all_queries: Vec<Query> = QUERIES
+        .iter()
+        .map(|(mode, pattern)| Query::new(*mode, pattern).unwrap())
+        .collect();
+    let sampled = compiled(|_| true, &sample);
+    let all = compiled(|_| true, &[]);
+    let sensitive = compiled(|m| m != SearchMode::LiteralIgnoreCase, &sample);
+    let literal = compiled(|m| m == SearchMode::Literal, &sample);
+    let folded = compiled(|m| m == SearchMode::LiteralIgnoreCase, &sample);
+    rows.push((
+        "key sample: 32 x 1 KiB of the texts",
+        median(|| {
+            std::hint::black_box(key_sample(&text_refs));
+        }),
+    ));
+    rows.push((
+        "compile the 16 queries with keys by sample",
+        median(|| {
+            std::hint::black_box(CompiledQueries::with_sample(&all_queries, &sample).unwrap());
+        }),
+    ));
     for (label, queries) in [
-        ("search: all 16 queries", &all),
         (
-            "search: 12 case-sensitive (8 literal + 4 symbol)",
+            "search: all 16 queries, keys by sample (search_lines)",
+            &sampled,
+        ),
+        ("search: all 16 queries, keys by ranks (before)", &all),
+        ("search: all 16, keys by sample (again)", &sampled),
+        ("search: all 16, keys by ranks (before, again)", &all),
+        (
+            "search: 12 case-sensitive (8 literal + 4 symbol), keys by sample",
             &sensitive,
         ),
-        ("search: 8 literal", &literal),
+        ("search: 8 literal, keys by sample", &literal),
         (
-            "search: 4 case-insensitive (fold + one pass over 4 keys)",
+            "search: 4 case-insensitive (fold + one pass over 4 keys), keys by sample",
             &folded,
         ),
     ] {
@@ -186,7 +215,7 @@ fn phase_profile() {
         .map(|(_, p)| candidate_key(p.as_bytes()).1)
         .collect();
     println!(
-        "candidate keys: {:?}",
+        "candidate keys by ranks: {:?}",
         keys.iter()
             .map(|k| String::from_utf8_lossy(k))
             .collect::<Vec<_>>()
@@ -207,7 +236,7 @@ fn phase_profile() {
         })
         .collect();
     println!(
-        "folded candidate keys: {:?}",
+        "folded candidate keys by ranks: {:?}",
         folded_keys
             .iter()
             .map(|k| String::from_utf8_lossy(k))
@@ -244,7 +273,7 @@ fn phase_profile() {
          {folded_lines} for the 4 folded keys"
     );
     rows.push((
-        "  of which the candidate search over 12 rare keys (Teddy, now)",
+        "  the candidate search over the 12 keys by ranks (Teddy, before)",
         median(|| {
             for text in &texts {
                 let bytes = text.as_bytes();

@@ -136,7 +136,19 @@ impl LineIndex {
         // the last block whose prefix count is below `index`.
         let block = self.blocks.partition_point(|&n| (n as usize) < index) - 1;
         let mut remaining = index - self.blocks[block] as usize;
-        let base = block * INDEX_BLOCK;
+        let mut base = block * INDEX_BLOCK;
+        // Whole pieces by count first (one `memchr` call per newline of a
+        // 4 KiB block cost ~0.5 ms per page of 1,000 hits), then newline
+        // by newline in the piece that holds the one sought.
+        const PIECE: usize = 256;
+        while base + PIECE <= text.len() {
+            let count = count_newlines(&text[base..base + PIECE]);
+            if count >= remaining {
+                break;
+            }
+            remaining -= count;
+            base += PIECE;
+        }
         for nl in memchr::memchr_iter(b'\n', &text[base..]) {
             remaining -= 1;
             if remaining == 0 {

@@ -11,7 +11,15 @@ fn run(s: &str, queries: &[(SearchMode, &str)]) -> Vec<Vec<u32>> {
         .iter()
         .map(|(m, p)| Query::new(*m, p).unwrap())
         .collect();
-    CompiledQueries::new(&qs).unwrap().matching_lines(&text(s))
+    let t = text(s);
+    let got = CompiledQueries::new(&qs).unwrap().matching_lines(&t);
+    // Keys chosen from a sample of the text itself (what `search_batch`
+    // does) and from an unrelated one: the same answer.
+    for sample in [key_sample(&[&t]), b"(;ab_AB\naab".repeat(3)] {
+        let sampled = CompiledQueries::with_sample(&qs, &sample).unwrap();
+        assert_eq!(sampled.matching_lines(&t), got, "{s:?} {queries:?}");
+    }
+    got
 }
 
 use SearchMode::*;
@@ -235,6 +243,57 @@ fn candidate_keys_are_rare_windows() {
     assert!(offset > 0, "the key sits inside the needle");
     let got = run(s, &[(Literal, needle), (Literal, "ab(cd;ef")]);
     assert_eq!(got, vec![vec![2], vec![1, 2]]);
+}
+
+#[test]
+fn keys_by_sample_avoid_common_first_bytes() {
+    let needles = vec![b"typedef struct".to_vec(), b"static_assert(".to_vec()];
+    // Byte ranks alone pick `ypedef s` and `atic_ass`.
+    assert_eq!(candidate_key(&needles[0]).0, 1);
+    assert_eq!(candidate_key(&needles[1]).0, 2);
+    let sample = b"typedef int t; static int x; typedef long u; static void f();".repeat(4);
+    let offsets = choose_keys(&needles, &sample, false);
+    let keys: Vec<&[u8]> = needles
+        .iter()
+        .zip(&offsets)
+        .map(|(n, &o)| &n[o..o + KEY_LEN])
+        .collect();
+    for key in &keys {
+        let head = &key[..HEAD_LEN];
+        assert!(
+            !sample.windows(HEAD_LEN).any(|w| w == head),
+            "{:?} starts with a 4-byte run of the sample",
+            String::from_utf8_lossy(key)
+        );
+    }
+    // Upper-case sample bytes count for a folded group.
+    let folded = choose_keys(&[b"copyright".to_vec()], b"COPYING COPY copy", true);
+    assert_eq!(folded, vec![1], "`opyright`, not `copyrigh`");
+    // No sample, or none of the heads in it: the rank choice.
+    assert_eq!(
+        choose_keys(&needles, b"zzzz", false),
+        vec![candidate_key(&needles[0]).0, candidate_key(&needles[1]).0]
+    );
+}
+
+#[test]
+fn key_sample_spreads_over_the_texts() {
+    let small = [text("ab\n"), text("cd")];
+    let refs: Vec<&SourceText> = small.iter().collect();
+    assert_eq!(key_sample(&refs), b"ab\ncd");
+    let big: Vec<SourceText> = (b'a'..=b'h')
+        .map(|c| text(&(c as char).to_string().repeat(100_000)))
+        .collect();
+    let refs: Vec<&SourceText> = big.iter().collect();
+    let sample = key_sample(&refs);
+    // 1/128 of 800,000 bytes, in 32 pieces.
+    assert_eq!(sample.len(), 800_000 / 128 / SAMPLE_PIECES * SAMPLE_PIECES);
+    let huge = [text(&"x".repeat(8 << 20))];
+    let refs: Vec<&SourceText> = huge.iter().collect();
+    assert_eq!(key_sample(&refs).len(), SAMPLE_MAX);
+    for c in b'a'..=b'h' {
+        assert!(sample.contains(&c), "a piece of every text");
+    }
 }
 
 #[test]
