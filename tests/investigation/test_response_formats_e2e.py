@@ -116,6 +116,24 @@ def test_json_object_carries_each_steps_own_schema(tmp_path: Path) -> None:
     assert {r.document["response_format"]["type"] for r in records} == {"json_object"}
 
 
+def test_auto_concludes_on_a_server_that_drops_the_grammar_member(tmp_path: Path) -> None:
+    root = built_package(tmp_path)
+    script = [answer(FIND), answer(CONCLUDE)]
+    with ScriptedLlmServer(script, gate=recipes.drops_grammar()) as server:
+        outcome = run(root, server)
+        sent = recipes.sent_formats(server.requests)
+    assert outcome.state == "concluded"
+    # One prose answer (rejected, counted, billed), then json_object for good.
+    assert sent == ["json_schema", "grammar", "json_object", "json_object"]
+    assert [(f["response_format"], f["reason"]) for f in stored_formats(root)] == [
+        ("json_schema", "first_choice"),
+        ("json_object", "grammar_ignored"),
+        ("grammar", "names_response_format"),
+    ]
+    first = StepLog(root).get("H1", 1, 1, "decision")
+    assert first is not None and first["reason"] == "syntax_error"
+
+
 def test_a_resumed_run_sends_the_stored_format_and_the_same_bytes(tmp_path: Path) -> None:
     once = built_package(tmp_path / "once")
     twice = built_package(tmp_path / "twice")

@@ -13,6 +13,9 @@ docs/llm-adapter.md has the config lines for each.
                     json_object + schema
 ``ollama``          json_schema through its OpenAI-compatible endpoint, json_object
 ``refuses_schema``  HTTP 400 for json_schema and for an unknown ``grammar`` member; json_object
+``drops_grammar``   HTTP 400 for json_schema; drops an unknown ``grammar`` member without a
+                    word and answers prose to it; json_object (an OpenAI-compatible server
+                    that is not llama.cpp, such as an older vLLM)
 ``ignores``         takes anything and answers whatever it likes (prose, in the tests)
 """
 
@@ -22,7 +25,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tests.investigation.llm.scripted_llm_server import Step, status
+from tests.investigation.llm.scripted_llm_server import Step, reply, status
 
 Gate = Callable[[dict[str, Any] | None], Step | None]
 CANARY = "LEAK-CANARY-format-error"
@@ -187,6 +190,17 @@ def refuses_schema() -> Gate:
     return gate
 
 
+def drops_grammar() -> Gate:
+    refuses = refuses_schema()
+
+    def gate(body: dict[str, Any] | None) -> Step | None:
+        if "grammar" in (body or {}):
+            return reply("Sure! The quest script is probably not registered.")
+        return refuses(body)
+
+    return gate
+
+
 def ignores() -> Gate:
     def gate(_body: dict[str, Any] | None) -> Step | None:
         return None
@@ -206,6 +220,7 @@ def sent_formats(requests: Any) -> list[str]:
 __all__ = [
     "CANARY",
     "Gate",
+    "drops_grammar",
     "ignores",
     "llama_cpp_python",
     "llama_server",

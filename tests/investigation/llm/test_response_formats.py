@@ -129,6 +129,33 @@ def test_openai_strict_mode_gets_the_strict_subset_where_the_schema_has_one() ->
     assert seen[1].body["response_format"]["json_schema"]["strict"] is False  # type: ignore[index]
 
 
+def test_a_server_that_drops_the_grammar_member_gets_json_object_next() -> None:
+    with ScriptedLlmServer([GOOD, GOOD], gate=recipes.drops_grammar()) as server:
+        chat = client(server)
+        memory = InMemoryFormats()
+        dropped = chat.chat(MESSAGES, answer=ANSWER, formats=memory)
+        honoured = chat.chat(MESSAGES, answer=ANSWER, formats=memory)
+        sent = recipes.sent_formats(server.requests)
+    # The prose answer is returned as it came (it was billed); the next
+    # request of that endpoint asks for json_object.
+    assert dropped.response_format is not None and dropped.response_format.type == "grammar"
+    assert not dropped.content.startswith("{")
+    assert sent == ["json_schema", "grammar", "json_object"]
+    assert honoured.response_format is not None
+    assert honoured.response_format.type == "json_object"
+    assert memory.get(endpoint_key(server.base_url, "m")) == "json_object"
+
+
+def test_a_grammar_answer_is_never_second_guessed_under_a_fixed_format() -> None:
+    with ScriptedLlmServer([GOOD], gate=recipes.drops_grammar()) as server:
+        chat = client(server, response_format="grammar")
+        first = chat.chat(MESSAGES, answer=ANSWER)
+        second = chat.chat(MESSAGES, answer=ANSWER)
+        sent = recipes.sent_formats(server.requests)
+    assert sent == ["grammar", "grammar"]
+    assert first.content == second.content
+
+
 def test_text_is_the_last_rung_and_then_nothing_is_classified() -> None:
     def refuses_both(body: dict[str, Any] | None) -> Any:
         if (body or {}).get("response_format") is not None:

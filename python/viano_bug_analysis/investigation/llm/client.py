@@ -18,6 +18,13 @@ Rules (see docs/llm-adapter.md):
   ``response_format = "auto"`` it moves that endpoint one step down the
   ladder json_schema → grammar → json_object → text (stored first) and asks again at
   once; under a fixed format it ends the call.
+* A ``grammar`` member is not standard: a server that refuses json_schema
+  but does not know ``grammar`` may drop it silently and answer as it likes.
+  Under ``auto``, an answer to a grammar request that does not start as the
+  grammar's root must (``{``) shows that: the answer is returned as it is
+  (the investigation rejects it like any malformed answer, and it was
+  billed), and the endpoint's next requests go out as json_object (stored
+  first, reason ``grammar_ignored``).
 
 ``sleep`` and ``clock`` are injectable so tests run without real waiting.
 """
@@ -38,6 +45,7 @@ from viano_bug_analysis.investigation.llm.messages import (
 )
 from viano_bug_analysis.investigation.llm.response_format import (
     AUTO,
+    GRAMMAR,
     LADDER,
     TEXT,
     AnswerSchema,
@@ -152,6 +160,10 @@ class ChatClient:
                 except LlmError as err:
                     err.details.update(endpoint_index=endpoint_index, attempts=attempts)
                     raise
+                if self._grammar_ignored(current, content):
+                    following = fallback(GRAMMAR)
+                    assert following is not None
+                    memory.put(self._keys[endpoint_index], following, "grammar_ignored")
                 return ChatResult(
                     content=content,
                     usage=usage,
@@ -189,6 +201,14 @@ class ChatClient:
         return build_request(
             self._config, request.messages, answer=request.answer, response_format=response_format
         )
+
+    def _grammar_ignored(self, current: ChatRequest, content: str) -> bool:
+        # Every text of the grammar starts with "{" (an object at the root); an
+        # empty answer says nothing either way.
+        if self._config.format != AUTO or current.response_format.type != GRAMMAR:
+            return False
+        stripped = content.lstrip()
+        return bool(stripped) and not stripped.startswith("{")
 
     def _fallback(self, err: LlmError, current: ChatRequest) -> str | None:
         if err.code != FORMAT_REFUSED or self._config.format != AUTO:
