@@ -22,6 +22,7 @@ from tests.project_research.git_fixtures import (
     git,
 )
 from viano_bug_analysis.project_research.errors import ResearchError
+from viano_bug_analysis.snapshot.text_search import contains_word
 from viano_bug_analysis.project_research.git_source import (
     READ_LINE_LIMIT,
     REGISTRATION_NOTE,
@@ -554,3 +555,37 @@ def test_a_prefix_no_path_starts_with_is_refused_not_an_empty_answer(source: Git
     )
     assert none["total"] == 0 and none["files_searched"] > 0 and none["files_unsearched"] == 0
     assert source.files(text="no such name", path_prefix="src/", offset=0, limit=5)["total"] == 0
+
+
+# --- whole words ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("word", ["1", "12", NEEDLE, "hit", "HIT"])
+@pytest.mark.parametrize("case_sensitive", [True, False])
+def test_whole_word_search_is_the_literal_search_at_token_boundaries(
+    source: GitSource, word: str, case_sensitive: bool
+) -> None:
+    literal = search(source, word, case_sensitive=case_sensitive, limit=100)
+    whole = search(source, word, case_sensitive=case_sensitive, limit=100, whole_word=True)
+    folded = (lambda s: s) if case_sensitive else str.lower
+    expected = [
+        (m["path"], m["line"])
+        for m in literal["matches"]
+        if contains_word(folded(m["text"]), folded(word))
+    ]
+    assert literal["total"] <= 100  # the page holds every literal hit
+    assert [(m["path"], m["line"]) for m in whole["matches"]] == expected
+    assert whole["total"] == len(expected)
+
+
+def test_a_whole_word_id_does_not_match_longer_numbers(source: GitSource) -> None:
+    result = search(source, "1", path_prefix="many/", whole_word=True)
+    assert [m["path"] for m in result["matches"]] == ["many/file_001.txt"]
+
+
+@pytest.mark.parametrize("text", ["a-b", "two words", "Spell.cpp"])
+def test_a_whole_word_is_letters_digits_and_underscores(source: GitSource, text: str) -> None:
+    with pytest.raises(ResearchError) as info:
+        search(source, text, whole_word=True)
+    assert info.value.code == "request_invalid"
+    assert info.value.details == {"argument": "text", "what": "not_a_whole_word"}

@@ -125,7 +125,9 @@ def _when(entry: Mapping[str, Any]) -> str:
     return f" when {' and '.join(conditions)}" if conditions else ""
 
 
-def _rows_query(entry: Mapping[str, Any], request: Mapping[str, Any], offset: int) -> dict[str, Any]:
+def _rows_query(
+    entry: Mapping[str, Any], request: Mapping[str, Any], offset: int
+) -> dict[str, Any]:
     operator = "contains" if entry.get("list") else "eq"
     value: Any = str(request.get("id")) if entry.get("list") else request.get("id")
     filters = [{"column": entry.get("column"), "operator": operator, "value": value}]
@@ -164,7 +166,11 @@ def _source_part(
     lines = [
         f"source at commit {commit}: {literal.get('count')} lines name {literal.get('text')}"
         f" as a whole word ({exact})"
-        + (f"; {unsearched} files not searched, listed once in the case brief" if unsearched else ""),
+        + (
+            f"; {unsearched} files not searched, listed once in the case brief"
+            if unsearched
+            else ""
+        ),
         "cite a line as L<number> where its number is shown once, else by pointer"
         " /source/literal/lines/<#>",
     ]

@@ -197,9 +197,12 @@ def _next(body: Mapping[str, Any]) -> int | None:
 # -- source -------------------------------------------------------------------------
 
 
+def _text(item: Mapping[str, Any], limit: int) -> str:
+    return shorten(one_line(str(item.get("text", ""))), limit, cut_before=_cut(item))
+
+
 def _hit(path: Any, line: Any, item: Mapping[str, Any], limit: int) -> str:
-    text = shorten(one_line(str(item.get("text", ""))), limit, cut_before=_cut(item))
-    return f"{path}:{line}: {text}"
+    return f"{path}:{line}: {_text(item, limit)}"
 
 
 def _cut(item: Mapping[str, Any]) -> bool:
@@ -274,10 +277,7 @@ def _read(path: Any, body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
     first = _int(body, "start_line", 1)
     last = _int(body, "end_line", first)
     head = [f"{path} lines {first}-{last} (cite as L<number>):"]
-    items = [
-        f"{item.get('line')}: {shorten(one_line(str(item.get('text', ''))), ctx.limit, cut_before=_cut(item))}"
-        for item in lines
-    ]
+    items = [f"{item.get('line')}: {_text(item, ctx.limit)}" for item in lines]
     fitted = fit(head, items, ctx.max_chars - FOOTER_CHARS)
     text = list(fitted.lines)
     if fitted.shown == fitted.total:
@@ -285,8 +285,7 @@ def _read(path: Any, body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
     resume = lines[fitted.shown].get("line", first + fitted.shown)
     continuation = {**ctx.request, "start_line": resume}
     text.append(
-        f"left out for room: lines {resume}-{last} of {path};"
-        f" ask again with start_line {resume}"
+        f"left out for room: lines {resume}-{last} of {path}; ask again with start_line {resume}"
     )
     return AnswerView("\n".join(text), False, continuation)
 
@@ -319,19 +318,20 @@ def _source_revision(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
 def _source_changes(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
     gaps = body.get("examination_gaps", body.get("incomplete_reasons")) or []
     head = [
-        f"{_int(body, 'total')} commits of {str(body.get('since'))[:12]}..{str(body.get('pinned_commit'))[:12]}"
-        f" ({body.get('relation')}) add or remove a line naming "
+        f"{_int(body, 'total')} commits of {_short(body.get('since'))}.."
+        f"{_short(body.get('pinned_commit'))} ({body.get('relation')}) add or remove a line naming "
         + ", ".join(str(t) for t in body.get("terms") or []),
         f"{_int(body, 'commits_examined')} commits examined"
         + (f"; not examined in full: {', '.join(map(str, gaps))}" if gaps else ""),
     ]
     items = []
     for commit in body.get("commits") or []:
-        rows = [f"{str(commit.get('commit'))[:12]} {commit.get('author_time')} {commit.get('summary')}"]
-        rows += [
-            f"  {'+' if c.get('side') == 'added' else '-'} {_hit(c.get('path'), c.get('line'), c, ctx.limit)}"
-            for c in commit.get("changes") or []
+        rows = [
+            f"{_short(commit.get('commit'))} {commit.get('author_time')} {commit.get('summary')}"
         ]
+        for c in commit.get("changes") or []:
+            side = "+" if c.get("side") == "added" else "-"
+            rows.append(f"  {side} {_hit(c.get('path'), c.get('line'), c, ctx.limit)}")
         if commit.get("changes_truncated"):
             rows.append(f"  ({_int(commit, 'changes_total')} changed lines in all; read the files)")
         items.append("\n".join(rows))
@@ -344,6 +344,10 @@ def _source_changes(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
         offset=_int(body, "offset"),
         next_offset=_next(body),
     )
+
+
+def _short(commit: Any) -> str:
+    return str(commit)[:12]
 
 
 # -- database -----------------------------------------------------------------------
@@ -377,7 +381,8 @@ def _database_schema(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
         f" primary key ({', '.join(body.get('primary_key') or [])})"
     ]
     indexes = [
-        f"index {i.get('name')}{' unique' if i.get('unique') else ''} ({', '.join(i.get('columns') or [])})"
+        f"index {i.get('name')}{' unique' if i.get('unique') else ''}"
+        f" ({', '.join(i.get('columns') or [])})"
         for i in body.get("indexes") or []
         if isinstance(i, Mapping)
     ]
@@ -419,7 +424,8 @@ def _database_rows(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
 
 def _database_count(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
     filters = len(body.get("filters") or [])
-    text = f"{body.get('database')}.{body.get('table')}: {body.get('count')} rows match {filters} filters"
+    where = f"{body.get('database')}.{body.get('table')}"
+    text = f"{where}: {body.get('count')} rows match {filters} filters"
     return AnswerView(text, True, None)
 
 
@@ -428,10 +434,13 @@ def _database_count(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
 
 def _snapshot_search(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
     head = [
-        f"{_int(body, 'total')} matching lines in {_int(body, 'sources_searched')} snapshot sources searched",
+        f"{_int(body, 'total')} matching lines;"
+        f" {_int(body, 'sources_searched')} snapshot sources searched",
         _line_hint(ctx, "matches"),
     ]
-    items = [_hit(m.get("source_ref"), m.get("line"), m, ctx.limit) for m in body.get("matches") or []]
+    items = [
+        _hit(m.get("source_ref"), m.get("line"), m, ctx.limit) for m in body.get("matches") or []
+    ]
     return _paged(
         ctx, head, items, noun="lines", offset=_int(body, "offset"), next_offset=_next(body)
     )
@@ -455,12 +464,16 @@ def _snapshot_describe(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
     return _whole(ctx, head, items, "columns")
 
 
+def _snapshot_row(found: Mapping[str, Any]) -> dict[str, Any]:
+    row = dict(found.get("row") or {})
+    if "matched_columns" in found:
+        row["matched"] = found["matched_columns"]
+    return row
+
+
 def _snapshot_rows(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
     found = [r for r in body.get("rows") or [] if isinstance(r, Mapping)]
-    rows = [
-        {**(r.get("row") or {}), **({"matched": r["matched_columns"]} if "matched_columns" in r else {})}
-        for r in found
-    ]
+    rows = [_snapshot_row(r) for r in found]
     head = [
         f"{body.get('source_ref')}: table {body.get('table')} (coverage {body.get('coverage')}):"
         f" {_int(body, 'total')} rows match"

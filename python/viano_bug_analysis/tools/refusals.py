@@ -57,9 +57,10 @@ def refusal_record(error: BaseException) -> dict[str, Any]:
             record["allowed_total"] = len(names)
     elif isinstance(details.get("hint"), str) and details["hint"].startswith("allowed: "):
         record["allowed"] = details["hint"].removeprefix("allowed: ").split(", ")[:MAX_ALLOWED]
-    if "maximum" not in record and error.code.endswith(("limit_exceeded", "_too_large")):
-        if isinstance(details.get("limit"), int):
-            record["maximum"] = details["limit"]
+    limit = details.get("limit")
+    bounded = error.code.endswith(("limit_exceeded", "_too_large"))
+    if "maximum" not in record and bounded and isinstance(limit, int):
+        record["maximum"] = limit  # older details name the bound only as "limit"
     return record
 
 
@@ -74,7 +75,9 @@ def refusal_text(record: Mapping[str, Any]) -> str:
     if where:
         parts.append("at " + ", ".join(where))
     what = [f"{name} {record[name]}" for name in _WHAT if name in record]
-    what += [f"{name} {record[name]}" for name in ("rule", "what", "reason", "cause") if name in record]
+    what += [
+        f"{name} {record[name]}" for name in ("rule", "what", "reason", "cause") if name in record
+    ]
     parts += what
     if "maximum" in record:
         parts.append(f"the maximum is {record['maximum']}")

@@ -87,8 +87,8 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
     if len(raw) > limits.request_bytes:
         raise ToolError(
             "request_too_large",
-            "request document exceeds the request size limit",
-            {"limit": limits.request_bytes, "size": len(raw)},
+            f"request document exceeds the request size limit of {limits.request_bytes} bytes",
+            {"limit": limits.request_bytes, "maximum": limits.request_bytes, "size": len(raw)},
         )
     found = check(REQUEST_SCHEMA, document)
     # Errors come in document order, so one inside an element means the
@@ -100,8 +100,13 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
     if len(items) > limits.batch_requests:
         raise ToolError(
             "batch_too_large",
-            "batch has more requests than the batch limit",
-            {"limit": limits.batch_requests, "requests": len(items)},
+            f"batch has more requests than the batch limit of {limits.batch_requests}",
+            {
+                "path": "/requests",
+                "limit": limits.batch_requests,
+                "maximum": limits.batch_requests,
+                "requests": len(items),
+            },
         )
     if found is not None:
         raise _schema_error(found, index)
@@ -156,8 +161,13 @@ def _check_request_limits(request: Request, limits: ToolLimits) -> None:
     if "limit" in args and args["limit"] > limits.matches_per_query:
         raise ToolError(
             "limit_exceeded",
-            "limit is larger than the matches-per-query limit",
-            {"request_index": request.index, "limit": limits.matches_per_query},
+            f"limit is larger than the matches-per-query limit of {limits.matches_per_query}",
+            {
+                "request_index": request.index,
+                "path": f"/requests/{request.index}/arguments/limit",
+                "limit": limits.matches_per_query,
+                "maximum": limits.matches_per_query,
+            },
         )
     if request.operation == "source.read_context":
         start, end = args["start_line"], args["end_line"]
@@ -170,6 +180,11 @@ def _check_request_limits(request: Request, limits: ToolLimits) -> None:
         if end - start + 1 > limits.context_lines:
             raise ToolError(
                 "context_too_large",
-                "line range is longer than the context-lines limit",
-                {"request_index": request.index, "limit": limits.context_lines},
+                f"line range is longer than the context-lines limit of {limits.context_lines}",
+                {
+                    "request_index": request.index,
+                    "path": f"/requests/{request.index}/arguments/end_line",
+                    "limit": limits.context_lines,
+                    "maximum": limits.context_lines,
+                },
             )

@@ -177,8 +177,13 @@ class InvestigationToolRouter:
         if size > self.limits.result_bytes:
             raise ToolError(
                 "result_too_large",
-                "result would exceed the result size limit; ask for smaller pages",
-                {"limit": self.limits.result_bytes, "size": size},
+                f"result would exceed the result size limit of {self.limits.result_bytes} bytes;"
+                " ask for smaller pages",
+                {
+                    "limit": self.limits.result_bytes,
+                    "maximum": self.limits.result_bytes,
+                    "size": size,
+                },
             )
         return document
 
@@ -475,23 +480,34 @@ def _select(package: CasePackage, batch: Batch, limits: ToolLimits) -> _Selectio
             if entry.size > limits.file_bytes:
                 raise ToolError(
                     "file_too_large",
-                    "selected member is larger than the per-file limit",
-                    {**where, "limit": limits.file_bytes, "size": entry.size},
+                    f"selected member is larger than the per-file limit of"
+                    f" {limits.file_bytes} bytes",
+                    {
+                        **where,
+                        "limit": limits.file_bytes,
+                        "maximum": limits.file_bytes,
+                        "size": entry.size,
+                    },
                 )
             entries.setdefault(ref, entry)
             members.setdefault((entry.attachment, entry.member), entry.size)
     if len(members) > limits.selected_files:
         raise ToolError(
             "too_many_files",
-            "batch selects more distinct members than the file limit",
-            {"limit": limits.selected_files, "files": len(members)},
+            f"batch selects more distinct members than the file limit of {limits.selected_files}",
+            {
+                "limit": limits.selected_files,
+                "maximum": limits.selected_files,
+                "files": len(members),
+            },
         )
     combined = sum(members.values())
     if combined > limits.selected_bytes:
         raise ToolError(
             "selection_too_large",
-            "selected members together exceed the combined size limit",
-            {"limit": limits.selected_bytes, "size": combined},
+            f"selected members together exceed the combined size limit of"
+            f" {limits.selected_bytes} bytes",
+            {"limit": limits.selected_bytes, "maximum": limits.selected_bytes, "size": combined},
         )
     return _Selection(entries)
 
