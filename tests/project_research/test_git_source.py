@@ -22,12 +22,12 @@ from tests.project_research.git_fixtures import (
     git,
 )
 from viano_bug_analysis.project_research.errors import ResearchError
-from viano_bug_analysis.snapshot.text_search import contains_word
 from viano_bug_analysis.project_research.git_source import (
     READ_LINE_LIMIT,
     REGISTRATION_NOTE,
     GitSource,
 )
+from viano_bug_analysis.snapshot.text_search import contains_word
 
 
 @pytest.fixture(scope="module")
