@@ -107,6 +107,24 @@ def row_columns(rows: Sequence[Mapping[str, Any]], declared: Sequence[str] | Non
     return list(seen)
 
 
+def name_list(prefix: str, names: Sequence[str], room: int) -> str:
+    """``prefix`` and as many of ``names`` as fit in ``room`` characters (at least
+    one), the rest counted: ``prefix: a, b, … and 12 more``."""
+    shown: list[str] = []
+    used = len(prefix) + 2
+    for index, name in enumerate(names):
+        rest = len(names) - index - 1
+        tail = len(f", … and {rest} more") if rest else 0
+        if shown and used + len(name) + 2 + tail > room:
+            break
+        shown.append(name)
+        used += len(name) + 2
+    text = f"{prefix}: {', '.join(shown)}"
+    if len(shown) < len(names):
+        text += f", … and {len(names) - len(shown)} more"
+    return text
+
+
 def compact(value: Any) -> str:
     """A request or argument set as the model sends it."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
@@ -125,6 +143,7 @@ __all__ = [
     "counts",
     "fit",
     "line_limit",
+    "name_list",
     "one_line",
     "row_columns",
     "shorten",

@@ -18,12 +18,15 @@ from viano_bug_analysis.tools.answer_layout import (
     FOOTER_CHARS,
     compact,
     line_limit,
+    name_list,
     one_line,
     shorten,
     table,
 )
 
 _Lines = list[str]
+# Room the database part keeps for the line that names the rows it left out.
+LEFT_OUT_CHARS = 450
 
 
 def references_view(
@@ -34,8 +37,11 @@ def references_view(
     database = body.get("database") or {}
     source = body.get("source") or {}
     room = max_chars - FOOTER_CHARS - len(head[0])
-    has_lines = bool(source.get("available") and _source_has_lines(source))
-    db_lines, db_left = _database_part(database, room // 2 if has_lines else room, request)
+    # The source part is short and is what citations of lines need: it gets
+    # what it needs up to half the room, the database part the rest.
+    whole_source, _ = _source_part(source, max_chars * 64, request, max_chars)
+    source_need = sum(len(line) + 1 for line in whole_source)
+    db_lines, db_left = _database_part(database, room - min(source_need, room // 2), request)
     used = sum(len(line) + 1 for line in db_lines)
     src_lines, src_left = _source_part(source, room - used, request, max_chars)
     text = "\n".join([*head, *db_lines, *src_lines])
@@ -58,14 +64,15 @@ def _database_part(
     lines = [
         f"database: {database.get('total')} rows ({exact}) in {len(with_rows)} of"
         f" {len(entries)} map entries; {database.get('refused')} entries refused",
-        *_refused_lines(entries),
+        *_refused_lines(entries, room // 4),
     ]
     empty = [_place(e) for e in entries if not e.get("rows") and not e.get("refused")]
     if empty:
-        lines.append("no rows: " + ", ".join(empty))
+        lines.append(name_list("no rows", list(dict.fromkeys(empty)), room // 4))
     if with_rows:
         lines.append("cite a row value by pointer /database/entries/<entry>/rows/<#>/row/<column>")
     used = sum(len(line) + 1 for line in lines)
+    rows_room = room - LEFT_OUT_CHARS  # kept for the line naming what is left out
     left: list[str] = []
     continuation: Mapping[str, Any] | None = None
     for index in with_rows:
@@ -76,11 +83,11 @@ def _database_part(
         heading = f"entry {index}: {_place(entry)}{_when(entry)}: {entry.get('count')} rows"
         shown = 0
         cost = len(heading) + len(block[0]) + len(block[1]) + 3
-        if used + cost <= room:
+        if used + cost <= rows_room:
             lines += [heading, block[0]]
             used += len(heading) + len(block[0]) + 2
             for line in block[1:]:
-                if used + len(line) + 1 > room:
+                if used + len(line) + 1 > rows_room:
                     break
                 lines.append(line)
                 used += len(line) + 1
@@ -89,27 +96,23 @@ def _database_part(
         if more > 0:
             query = _rows_query(entry, request, shown)
             if shown < len(rows):
-                left.append(f"entry {index} ({_place(entry)}): {more} rows from offset {shown}")
+                left.append(f"entry {index} {_place(entry)} ({more} rows from offset {shown})")
                 continuation = continuation or query
             else:
                 lines.append(f"  {more} more rows beyond this answer: {compact(query)}")
     if continuation is not None:
-        lines.append(
-            "left out for room: "
-            + "; ".join(left)
-            + " (ask database.rows for them, e.g. "
-            + compact(continuation)
-            + ")"
-        )
+        ask = f"; ask database.rows with the entry's filters, e.g. {compact(continuation)}"
+        lines.append(name_list("left out for room", left, LEFT_OUT_CHARS - len(ask)) + ask)
     return lines, continuation
 
 
-def _refused_lines(entries: Sequence[Mapping[str, Any]]) -> _Lines:
-    by_reason: dict[str, list[str]] = {}
+def _refused_lines(entries: Sequence[Mapping[str, Any]], room: int) -> _Lines:
+    by_reason: dict[str, dict[str, None]] = {}
     for entry in entries:
         if entry.get("refused"):
-            by_reason.setdefault(str(entry["refused"]), []).append(_place(entry))
-    return [f"refused ({reason}): {', '.join(places)}" for reason, places in by_reason.items()]
+            by_reason.setdefault(str(entry["refused"]), {})[_place(entry)] = None
+    share = room // max(1, len(by_reason))
+    return [name_list(f"refused ({why})", list(places), share) for why, places in by_reason.items()]
 
 
 def _place(entry: Mapping[str, Any]) -> str:

@@ -30,6 +30,7 @@ from viano_bug_analysis.tools.answer_layout import (
     counts,
     fit,
     line_limit,
+    name_list,
     one_line,
     row_columns,
     shorten,
@@ -357,7 +358,8 @@ def _database_tables(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
     items = [f"{t.get('database')}.{t.get('table')}" for t in body.get("tables") or []]
     tail = []
     if body.get("missing"):
-        tail.append("allowlisted but absent: " + ", ".join(map(str, body["missing"])))
+        missing = [str(name) for name in body["missing"]]
+        tail.append(name_list("allowlisted but absent", missing, ctx.max_chars // 4))
     head = [f"{_int(body, 'total')} readable tables:"]
     return _paged(
         ctx, head, items, tail, noun="tables", offset=_int(body, "offset"), next_offset=_next(body)
@@ -387,12 +389,14 @@ def _database_schema(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
         if isinstance(i, Mapping)
     ]
     items = [_column_line(c) for c in columns if isinstance(c, Mapping)]
-    fitted = fit(head, items, ctx.max_chars - FOOTER_CHARS - sum(len(i) + 1 for i in indexes))
+    room = ctx.max_chars - FOOTER_CHARS - sum(len(i) + 1 for i in indexes)
+    # Room kept for the names of the columns whose lines do not fit.
+    fitted = fit(head, items, room * 2 // 3)
     lines = list(fitted.lines)
     if fitted.shown < fitted.total:
-        # Names are short: the rest of the columns by name, so none is unseen.
         rest = [str(c.get("name")) for c in columns[fitted.shown :] if isinstance(c, Mapping)]
-        lines.append("more columns (names only): " + ", ".join(rest))
+        left = room - sum(len(line) + 1 for line in lines)
+        lines.append(name_list("more columns (names only)", rest, left))
     return AnswerView("\n".join([*lines, *indexes]), fitted.shown == fitted.total, None)
 
 

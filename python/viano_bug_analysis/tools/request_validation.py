@@ -18,7 +18,7 @@ from viano_bug_analysis.schema_errors import Violation, check
 from viano_bug_analysis.tools.errors import ToolError
 from viano_bug_analysis.tools.limits import ToolLimits
 
-REQUEST_SCHEMA = "investigation-request-v1"
+REQUEST_SCHEMA = "investigation-request-v2"
 
 
 def compact_json(value: Any) -> bytes:

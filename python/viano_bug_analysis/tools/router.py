@@ -67,7 +67,13 @@ from viano_bug_analysis.tools.database_query import (
 )
 from viano_bug_analysis.tools.errors import ToolError, wrap_core_error
 from viano_bug_analysis.tools.limits import ToolLimits
-from viano_bug_analysis.tools.request_validation import Batch, Request, compact_json, parse_batch
+from viano_bug_analysis.tools.request_validation import (
+    REQUEST_SCHEMA,
+    Batch,
+    Request,
+    compact_json,
+    parse_batch,
+)
 from viano_bug_analysis.tools.source_query import run_source_requests
 
 QUERYABLE_PHASES = frozenset({"generation", "investigation"})
@@ -84,7 +90,7 @@ class _Selection:
 
 
 class InvestigationToolRouter:
-    """Validates and answers ``investigation-request-v1`` batches."""
+    """Validates and answers ``investigation-request-v2`` batches (every v1 batch is one)."""
 
     def __init__(
         self,
@@ -132,8 +138,9 @@ class InvestigationToolRouter:
 
     @staticmethod
     def request_schema() -> dict[str, Any]:
-        """The bundled strict ``investigation-request-v1`` JSON Schema."""
-        return load_schema("investigation-request-v1")
+        """The bundled strict JSON Schema the router validates batches with
+        (``investigation-request-v2``: version 1 plus ``find_text``'s ``whole_word``)."""
+        return load_schema(REQUEST_SCHEMA)
 
     @staticmethod
     def result_schema() -> dict[str, Any]:
