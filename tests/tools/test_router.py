@@ -645,3 +645,14 @@ def test_find_text_whole_word_refuses_a_text_that_is_no_word(router, package) ->
     err = rejected(router, package, package.request(find_text([ref], "a-b", whole_word=True)))
     assert err.code == "request_invalid"
     assert err.details["path"] == "/requests/0/arguments/text"
+
+
+def test_find_symbol_of_a_number_points_to_whole_word_find_text(router, package) -> None:
+    ref = package.refs["src/a.cpp"]
+    symbol = {"source_refs": [ref], "symbol": "26290", "offset": 0, "limit": 5}
+    err = rejected(
+        router, package, package.request({"operation": "source.find_symbol", "arguments": symbol})
+    )
+    assert err.code == "request_invalid"
+    assert err.details["path"] == "/requests/0/arguments/symbol"
+    assert "find_text with whole_word" in str(err)

@@ -26,7 +26,6 @@ from viano_bug_analysis.project_research.git_coverage import COVERAGE_GAPS
 from viano_bug_analysis.tools.answer_layout import (
     FOOTER_CHARS,
     cell,
-    compact,
     counts,
     fit,
     line_limit,
@@ -148,16 +147,17 @@ def _project_body(payload: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _paged(
     ctx: _Ctx,
+    body: Mapping[str, Any],
     head: Sequence[str],
     items: Sequence[str],
     tail: Sequence[str] = (),
     *,
     noun: str,
-    offset: int,
-    next_offset: int | None,
 ) -> AnswerView:
-    """A view of one page of items: those that fit, then what was left out or
-    what the next page is, with the offset that fetches it."""
+    """A view of one page of items (the page ``body`` names by ``offset`` and
+    ``next_offset``): those that fit, then what was left out or what the next
+    page is, with the offset that fetches it."""
+    offset, next_offset = _int(body, "offset"), _next(body)
     room = ctx.max_chars - FOOTER_CHARS - sum(len(line) + 1 for line in tail)
     fitted = fit(head, items, room)
     lines = [*fitted.lines, *tail]
@@ -244,15 +244,7 @@ def _source_search(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
     if isinstance(body.get("note"), str):
         head.insert(1, one_line(body["note"]))
     items = [_hit(m.get("path"), m.get("line"), m, ctx.limit) for m in matches]
-    return _paged(
-        ctx,
-        head,
-        items,
-        _skipped_lines(body),
-        noun="lines",
-        offset=_int(body, "offset"),
-        next_offset=_next(body),
-    )
+    return _paged(ctx, body, head, items, _skipped_lines(body), noun="lines")
 
 
 def _source_files(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
@@ -262,15 +254,7 @@ def _source_files(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
         state = f"{size} bytes" if isinstance(size, int) else "absent from this clone"
         items.append(f"{item.get('path')} ({state})")
     head = [f"{_int(body, 'total')} files"]
-    return _paged(
-        ctx,
-        head,
-        items,
-        _skipped_lines(body),
-        noun="files",
-        offset=_int(body, "offset"),
-        next_offset=_next(body),
-    )
+    return _paged(ctx, body, head, items, _skipped_lines(body), noun="files")
 
 
 def _read(path: Any, body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
@@ -336,15 +320,7 @@ def _source_changes(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
         if commit.get("changes_truncated"):
             rows.append(f"  ({_int(commit, 'changes_total')} changed lines in all; read the files)")
         items.append("\n".join(rows))
-    return _paged(
-        ctx,
-        head,
-        items,
-        _skipped_lines(body),
-        noun="commits",
-        offset=_int(body, "offset"),
-        next_offset=_next(body),
-    )
+    return _paged(ctx, body, head, items, _skipped_lines(body), noun="commits")
 
 
 def _short(commit: Any) -> str:
@@ -361,9 +337,7 @@ def _database_tables(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
         missing = [str(name) for name in body["missing"]]
         tail.append(name_list("allowlisted but absent", missing, ctx.max_chars // 4))
     head = [f"{_int(body, 'total')} readable tables:"]
-    return _paged(
-        ctx, head, items, tail, noun="tables", offset=_int(body, "offset"), next_offset=_next(body)
-    )
+    return _paged(ctx, body, head, items, tail, noun="tables")
 
 
 def _column_line(column: Mapping[str, Any]) -> str:
@@ -410,9 +384,7 @@ def _rows_view(
 ) -> AnswerView:
     lines = table(columns, rows)
     head = [*head, f"cite a value by pointer {cite}", lines[0]]
-    return _paged(
-        ctx, head, lines[1:], noun="rows", offset=_int(body, "offset"), next_offset=_next(body)
-    )
+    return _paged(ctx, body, head, lines[1:], noun="rows")
 
 
 def _database_rows(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
@@ -445,9 +417,7 @@ def _snapshot_search(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
     items = [
         _hit(m.get("source_ref"), m.get("line"), m, ctx.limit) for m in body.get("matches") or []
     ]
-    return _paged(
-        ctx, head, items, noun="lines", offset=_int(body, "offset"), next_offset=_next(body)
-    )
+    return _paged(ctx, body, head, items, noun="lines")
 
 
 def _snapshot_read(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
@@ -523,7 +493,6 @@ __all__ = [
     "VIEW_KINDS",
     "AnswerView",
     "answer_view",
-    "compact",
     "refusal_record",
     "refusal_text",
     "unsearched_note",

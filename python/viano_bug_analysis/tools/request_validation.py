@@ -69,7 +69,16 @@ def _schema_error(found: Violation, request_index: int | None) -> ToolError:
         return ToolError("unknown_field", found.message, details)
     if found.rule == "enum" and found.pointer.endswith("/operation"):
         return ToolError("unknown_operation", found.message, details)
+    if found.rule == "pattern" and found.pointer.endswith("/arguments/symbol"):
+        details["hint"] = SYMBOL_HINT
+        return ToolError("request_invalid", f"{found.message}; {SYMBOL_HINT}", details)
     return ToolError("request_invalid", found.message, details)
+
+
+SYMBOL_HINT = (
+    "a symbol starts with a letter or _; for a word that starts with a digit"
+    " (a numeric ID) use source.find_text with whole_word true"
+)
 
 
 def _request_index(found: Violation | None) -> int | None:
