@@ -22,7 +22,7 @@ from viano_bug_analysis.errors import VbaError
 # The detail fields a record keeps, in the order the text names them.
 _WHERE: Final = ("pointer", "path", "argument", "index", "property", "field", "key")
 _WHAT: Final = ("database", "table", "column", "did_you_mean", "operator", "kind", "provider")
-_WHY: Final = ("rule", "what", "reason", "cause", "maximum", "minimum", "limit", "size")
+_WHY: Final = ("rule", "what", "reason", "cause", "maximum", "minimum", "size")
 _SAFE: Final = (*_WHERE, *_WHAT, *_WHY)
 MAX_ALLOWED: Final = 40
 MAX_FIELD_CHARS: Final = 200
@@ -79,10 +79,10 @@ def refusal_text(record: Mapping[str, Any]) -> str:
         f"{name} {record[name]}" for name in ("rule", "what", "reason", "cause") if name in record
     ]
     parts += what
-    if "maximum" in record:
-        parts.append(f"the maximum is {record['maximum']}")
-    if "minimum" in record:
-        parts.append(f"the minimum is {record['minimum']}")
+    said = str(message or "")
+    for side in ("maximum", "minimum"):
+        if side in record and f"the {side} is {record[side]}" not in said:
+            parts.append(f"the {side} is {record[side]}")
     allowed = record.get("allowed")
     if isinstance(allowed, list) and allowed:
         more = record.get("allowed_total")
