@@ -87,7 +87,14 @@ def test_request_unknown_field_names_the_field_and_the_allowed_ones() -> None:
     assert err.code == "unknown_field"
     assert err.details["path"] == "/requests/0/arguments/txt"
     assert err.details["property"] == "txt"
-    assert err.details["allowed"] == ["case_sensitive", "limit", "offset", "source_refs", "text"]
+    assert err.details["allowed"] == [
+        "case_sensitive",
+        "limit",
+        "offset",
+        "source_refs",
+        "text",
+        "whole_word",
+    ]
     assert "'txt'" in err.message and "case_sensitive, limit, offset" in err.message
 
 

@@ -28,6 +28,9 @@ from jsonschema.protocols import Validator
 MAX_ALTERNATIVES = 16
 """Alternatives are listed only when there are at most this many."""
 
+MAX_ALLOWED_NAMES = 40
+"""Names of the contract (columns, tables) a refusal lists before it only counts."""
+
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 
 _JSON_TYPES = {
@@ -55,15 +58,30 @@ class Violation:
     message: str
     property: str | None = None
     allowed: tuple[str, ...] | None = None
+    bound: int | float | None = None  # the schema's number for a size or value bound
 
     def details(self) -> dict[str, Any]:
-        """The JSON-ready details every caller attaches to its typed error."""
+        """The JSON-ready details every caller attaches to its typed error; a bound
+        rule names its number as ``maximum`` or ``minimum``."""
         details: dict[str, Any] = {"path": self.pointer, "rule": self.rule}
         if self.property is not None:
             details["property"] = self.property
         if self.allowed is not None:
             details["allowed"] = list(self.allowed)
+        if self.bound is not None:
+            side = "maximum" if self.rule in _UPPER_BOUNDS else "minimum"
+            details[side] = self.bound
         return details
+
+
+def allowed_names(names: Sequence[str]) -> dict[str, Any]:
+    """The ``allowed`` details of a refusal naming a thing of the contract (a column,
+    a table): the first ``MAX_ALLOWED_NAMES`` names, and ``allowed_total`` when
+    there are more."""
+    details: dict[str, Any] = {"allowed": list(names[:MAX_ALLOWED_NAMES])}
+    if len(names) > MAX_ALLOWED_NAMES:
+        details["allowed_total"] = len(names)
+    return details
 
 
 def looks_like_field(name: object) -> bool:
@@ -139,10 +157,13 @@ def violation(
             got = "a number with a fraction or exponent (integers are written without one)"
         text = f"value at {where} must be {' or '.join(expected)}, not {got}"
         return Violation(at, rule, text, leaf, tuple(expected))
+    bound = value if rule in _UPPER_BOUNDS | _LOWER_BOUNDS and _is_number(value) else None
     if rule in _BOUND_WORDS:
-        return Violation(at, rule, f"value at {where} {_BOUND_WORDS[rule]} {value}", leaf)
+        text = f"value at {where} {_BOUND_WORDS[rule]} {value}"
+        return Violation(at, rule, text, leaf, bound=bound)
     if rule in _SIZE_BOUNDS:
-        return Violation(at, rule, f"value at {where} {_size_words(rule, value)}", leaf)
+        text = f"value at {where} {_size_words(rule, value)}"
+        return Violation(at, rule, text, leaf, bound=bound)
     if rule == "pattern":
         return Violation(at, rule, f"string at {where} does not have the required form", leaf)
     if rule == "format":
@@ -200,6 +221,14 @@ _BOUND_WORDS = {
     "exclusiveMaximum": "must be less than",
     "multipleOf": "must be a multiple of",
 }
+
+_UPPER_BOUNDS = frozenset({"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"})
+_LOWER_BOUNDS = frozenset({"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"})
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
 
 # Bounds on a size, with the unit counted (singular, plural).
 _SIZE_BOUNDS = {
@@ -290,8 +319,10 @@ def _document_order(error: jsonschema.ValidationError) -> tuple[list[tuple[int, 
 
 
 __all__ = [
+    "MAX_ALLOWED_NAMES",
     "MAX_ALTERNATIVES",
     "Violation",
+    "allowed_names",
     "check",
     "describe_first",
     "disagreement",

@@ -41,8 +41,14 @@ def line_matches(mode: str, pattern: str, line: str) -> bool:
         return pattern in line
     if mode == "literal_ignore_case":
         return fold(pattern) in fold(line)
-    symbol = rf"(?<![{_IDENT}]){re.escape(pattern)}(?![{_IDENT}])"
-    return re.search(symbol, line) is not None
+    if mode == "word_ignore_case":  # boundaries judged in the folded line
+        return _whole_word(fold(pattern), fold(line))
+    return _whole_word(pattern, line)  # symbol, word
+
+
+def _whole_word(pattern: str, line: str) -> bool:
+    word = rf"(?<![{_IDENT}]){re.escape(pattern)}(?![{_IDENT}])"
+    return re.search(word, line) is not None
 
 
 def search(texts: list[list[str]], mode: str, pattern: str, offset: int, limit: int):

@@ -71,6 +71,8 @@ def test_decode_error_message_has_no_content() -> None:
 
 patterns = st.text(alphabet=TRICKY.replace("\t", ""), min_size=1, max_size=4)
 identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,3}", fullmatch=True)
+# Whole words may start with a digit (a numeric ID); few letters, so that they occur.
+words = st.text(alphabet="aAkK09_", min_size=1, max_size=4)
 
 
 @settings(max_examples=300)
@@ -81,6 +83,8 @@ identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,3}", fullmatch=True)
             st.tuples(st.just("literal"), patterns),
             st.tuples(st.just("literal_ignore_case"), patterns),
             st.tuples(st.just("symbol"), identifiers),
+            st.tuples(st.just("word"), words),
+            st.tuples(st.just("word_ignore_case"), words),
         ),
         min_size=1,
         max_size=6,
@@ -236,3 +240,37 @@ def test_sql_and_regex_looking_patterns_are_plain_text() -> None:
 def test_read_lines_rejects_bad_ranges(first: int, last: int) -> None:
     with pytest.raises(InvalidArgumentError):
         read_lines(decode("a\nb\nc"), first, last)
+
+
+@pytest.mark.parametrize(
+    ("mode", "pattern", "lines"),
+    [
+        # A numeric ID finds itself, not the longer numbers and names containing it.
+        ("word", "26290", [1, 4, 6, 7, 8]),
+        ("word_ignore_case", "QUEST_26290", [9]),
+    ],
+)
+def test_whole_words_find_an_id_and_not_longer_numbers(
+    mode: str, pattern: str, lines: list[int]
+) -> None:
+    doc = "\n".join(
+        [
+            "26290",
+            "126290",
+            "262901",
+            "id = 26290;",
+            "x26290 _26290 26290_",
+            "1.26290",  # a decimal: '.' is a boundary, as git grep -w has it
+            "26290.5",
+            "(26290)",
+            "Quest_26290",
+        ]
+    )
+    text = decode(doc)
+    page = search_lines([text], [LineQuery(mode, pattern, 0, 50)])[0]
+    assert [h.line_number for h in page.hits] == lines
+
+
+def test_a_whole_word_must_be_letters_digits_and_underscores() -> None:
+    with pytest.raises(InvalidArgumentError):
+        search_lines([decode("a-b")], [LineQuery("word", "a-b", 0, 10)])

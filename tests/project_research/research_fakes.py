@@ -140,7 +140,14 @@ class FakeGit:
         }
 
     def search(
-        self, *, text: str, case_sensitive: bool, path_prefix: str | None, offset: int, limit: int
+        self,
+        *,
+        text: str,
+        case_sensitive: bool,
+        path_prefix: str | None,
+        offset: int,
+        limit: int,
+        whole_word: bool = False,
     ) -> dict[str, Any]:
         return self._hits(
             "search",
@@ -149,6 +156,7 @@ class FakeGit:
             text=text,
             case_sensitive=case_sensitive,
             path_prefix=path_prefix,
+            **({"whole_word": True} if whole_word else {}),
         )
 
     def symbol(

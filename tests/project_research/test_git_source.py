@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from viano_bug_analysis.project_research.git_source import (
     REGISTRATION_NOTE,
     GitSource,
 )
+from viano_bug_analysis.snapshot.text_search import contains_word
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +48,14 @@ def search(source: GitSource, text: str = NEEDLE, **kw: Any) -> dict[str, Any]:
     return source.search(text=text, **args)
 
 
-def reference_hits(repo: FixtureRepo, text: str, prefix: str = "") -> list[tuple[str, int]]:
-    """(path, line) of every line containing text, by a few lines of plain Python."""
+def reference_hits(
+    repo: FixtureRepo,
+    text: str,
+    prefix: str = "",
+    matches: Callable[[str, str], bool] = operator.contains,
+) -> list[tuple[str, int]]:
+    """(path, line) of every line containing text (``matches(line, text)``), by a
+    few lines of plain Python."""
     hits = []
     for path in sorted(repo.files, key=lambda p: p.encode()):
         data = repo.files[path]
@@ -60,7 +69,7 @@ def reference_hits(repo: FixtureRepo, text: str, prefix: str = "") -> list[tuple
         lines = decoded.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        hits += [(path, n) for n, line in enumerate(lines, 1) if text in line]
+        hits += [(path, n) for n, line in enumerate(lines, 1) if matches(line, text)]
     return hits
 
 
@@ -554,3 +563,36 @@ def test_a_prefix_no_path_starts_with_is_refused_not_an_empty_answer(source: Git
     )
     assert none["total"] == 0 and none["files_searched"] > 0 and none["files_unsearched"] == 0
     assert source.files(text="no such name", path_prefix="src/", offset=0, limit=5)["total"] == 0
+
+
+# --- whole words ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("word", ["1", "12", NEEDLE, "hit", "HIT"])
+@pytest.mark.parametrize("case_sensitive", [True, False])
+def test_whole_word_search_is_the_literal_search_at_token_boundaries(
+    source: GitSource, repo: FixtureRepo, word: str, case_sensitive: bool
+) -> None:
+    whole = search(source, word, case_sensitive=case_sensitive, limit=100, whole_word=True)
+    fold = (lambda s: s) if case_sensitive else (lambda s: "".join(c.lower() for c in s))
+    expected = reference_hits(
+        repo, word, matches=lambda line, w: contains_word(fold(line), fold(w))
+    )
+    # Files the search skips (too large, binary) are not in its answer.
+    skipped = {item["path"] for item in whole["skipped"]["paths"]}
+    expected = [hit for hit in expected if hit[0] not in skipped]
+    assert [(m["path"], m["line"]) for m in whole["matches"]] == expected
+    assert whole["total"] == len(expected)
+
+
+def test_a_whole_word_id_does_not_match_longer_numbers(source: GitSource) -> None:
+    result = search(source, "1", path_prefix="many/", whole_word=True)
+    assert [m["path"] for m in result["matches"]] == ["many/file_001.txt"]
+
+
+@pytest.mark.parametrize("text", ["a-b", "two words", "Spell.cpp"])
+def test_a_whole_word_is_letters_digits_and_underscores(source: GitSource, text: str) -> None:
+    with pytest.raises(ResearchError) as info:
+        search(source, text, whole_word=True)
+    assert info.value.code == "request_invalid"
+    assert info.value.details == {"argument": "text", "what": "not_a_whole_word"}

@@ -110,8 +110,12 @@ def f(column: Any, operator: Any, value: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("request_", "code", "details"),
     [
-        ({"limit": 101}, "limit_exceeded", {"argument": "limit", "limit": 100}),
-        ({"offset": 995, "limit": 10}, "limit_exceeded", {"argument": "offset", "limit": 1000}),
+        ({"limit": 101}, "limit_exceeded", {"argument": "limit", "limit": 100, "maximum": 100}),
+        (
+            {"offset": 995, "limit": 10},
+            "limit_exceeded",
+            {"argument": "offset", "limit": 1000, "maximum": 1000},
+        ),
         ({"limit": 0}, "request_invalid", {"argument": "limit", "what": "not_a_positive_integer"}),
         (
             {"limit": True},
@@ -144,7 +148,7 @@ def f(column: Any, operator: Any, value: Any) -> dict[str, Any]:
         (
             {"filters": [f("entry", "eq", 1)] * 33},
             "limit_exceeded",
-            {"argument": "filters", "limit": 32},
+            {"argument": "filters", "limit": 32, "maximum": 32},
         ),
         (
             {"filters": [{"column": "entry", "operator": "eq"}]},
@@ -234,7 +238,7 @@ def test_in_list_limit() -> None:
     with pytest.raises(ResearchError) as info:
         call_rows(make(), filters=[f("entry", "in", list(range(101)))])
     assert info.value.code == "limit_exceeded"
-    assert info.value.details == {"argument": "filters", "index": 0, "limit": 100}
+    assert info.value.details == {"argument": "filters", "index": 0, "limit": 100, "maximum": 100}
 
 
 def test_ambiguity_is_decided_from_the_configuration() -> None:

@@ -357,7 +357,7 @@ def test_row_window_is_limited(source: MariaDbSource) -> None:
     with pytest.raises(ResearchError) as info:
         rows(source, "creature_template", ["entry"], offset=1000, limit=1)
     assert info.value.code == "limit_exceeded"
-    assert info.value.details == {"argument": "offset", "limit": 1000}
+    assert info.value.details == {"argument": "offset", "limit": 1000, "maximum": 1000}
     assert rows(source, "creature_template", ["entry"], offset=999, limit=1)["returned"] == 1
 
 

@@ -165,6 +165,9 @@ def test_unknown_column(source: MariaDbSource) -> None:
     with pytest.raises(ResearchError) as info:
         rows(source, columns=["entry", "Entry"])
     assert info.value.code == "unknown_column"
+    allowed = info.value.details.pop("allowed")
+    assert allowed[0] == "entry" and len(allowed) <= 40  # the table's columns, bounded
+    assert info.value.details.pop("allowed_total", len(allowed)) >= len(allowed)
     assert info.value.details == {
         "argument": "columns",
         "index": 1,

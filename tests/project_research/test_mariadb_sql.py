@@ -272,8 +272,8 @@ def test_limit_fetches_one_more_row_to_know_about_truncation() -> None:
         (0, 1.0, "request_invalid", {"argument": "limit", "what": "not_a_positive_integer"}),
         (-1, 1, "request_invalid", {"argument": "offset", "what": "not_a_non_negative_integer"}),
         (False, 1, "request_invalid", {"argument": "offset", "what": "not_a_non_negative_integer"}),
-        (0, 101, "limit_exceeded", {"argument": "limit", "limit": 100}),
-        (901, 100, "limit_exceeded", {"argument": "offset", "limit": 1000}),
+        (0, 101, "limit_exceeded", {"argument": "limit", "limit": 100, "maximum": 100}),
+        (901, 100, "limit_exceeded", {"argument": "offset", "limit": 1000, "maximum": 1000}),
     ],
 )
 def test_row_window_bounds(offset: Any, limit: Any, code: str, details: dict[str, Any]) -> None:

@@ -383,8 +383,9 @@ def test_limits_of_the_configuration() -> None:
         validate_query(field(SEARCH, limit=11), limits)
     assert (info.value.code, info.value.details) == (
         "limit_exceeded",
-        {"path": "/limit", "limit": 10},
+        {"path": "/limit", "limit": 10, "maximum": 10},
     )
+    assert "the maximum is 10" in info.value.message
     assert validate_query(field(EXAMPLE, offset=20, limit=10), limits)
     with pytest.raises(ResearchError) as info:
         validate_query(field(EXAMPLE, offset=21, limit=10), limits)

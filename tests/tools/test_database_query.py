@@ -247,7 +247,12 @@ def test_unknown_columns_in_each_argument(
     with pytest.raises(ToolError) as info:
         call(table)
     assert info.value.code == "unknown_column"
-    assert info.value.details == {"argument": argument, "index": index, "column": MARKER}
+    assert info.value.details == {
+        "argument": argument,
+        "index": index,
+        "column": MARKER,
+        "allowed": ["id", "v"],  # the snapshot's columns: what the model may ask instead
+    }
 
 
 def test_columns_are_checked_before_values() -> None:

@@ -628,3 +628,31 @@ def test_default_limits_reject_a_65_kib_request_and_a_2_mib_result(router, tmp_p
     # 16 pages of 100 lines of 4,000 characters: about 6.4 MB of result.
     wide = pkg.request(*[find_text([ref], "x" * (i + 1), limit=100) for i in range(16)])
     assert rejected(router, pkg, wide).code == "result_too_large"
+
+
+def test_find_text_whole_word_finds_an_id_and_not_longer_numbers(router, tmp_path) -> None:
+    source = b"int a = 26290;\nint b = 126290;\nint c = 262901;\n// quest 26290 done\n"
+    pkg = build_package(tmp_path, sources={"src/ids.cpp": source})
+    ref = pkg.refs["src/ids.cpp"]
+    whole = router.query(pkg.path, pkg.request(find_text([ref], "26290", whole_word=True)))
+    literal = router.query(pkg.path, pkg.request(find_text([ref], "26290")))
+    assert [m["line"] for m in whole["results"][0]["result"]["matches"]] == [1, 4]
+    assert [m["line"] for m in literal["results"][0]["result"]["matches"]] == [1, 2, 3, 4]
+
+
+def test_find_text_whole_word_refuses_a_text_that_is_no_word(router, package) -> None:
+    ref = package.refs["src/a.cpp"]
+    err = rejected(router, package, package.request(find_text([ref], "a-b", whole_word=True)))
+    assert err.code == "request_invalid"
+    assert err.details["path"] == "/requests/0/arguments/text"
+
+
+def test_find_symbol_of_a_number_points_to_whole_word_find_text(router, package) -> None:
+    ref = package.refs["src/a.cpp"]
+    symbol = {"source_refs": [ref], "symbol": "26290", "offset": 0, "limit": 5}
+    err = rejected(
+        router, package, package.request({"operation": "source.find_symbol", "arguments": symbol})
+    )
+    assert err.code == "request_invalid"
+    assert err.details["path"] == "/requests/0/arguments/symbol"
+    assert "find_text with whole_word" in str(err)

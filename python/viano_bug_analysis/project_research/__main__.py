@@ -3,7 +3,8 @@
     python -m viano_bug_analysis.project_research --config CONFIG.toml --query QUERY.json [--pretty]
     vba research --config CONFIG.toml --query QUERY.json [--pretty] [--no-cache]
 
-``QUERY.json`` holds one project-query-v1 object (``-`` reads it from stdin).
+``QUERY.json`` holds one project-query-v2 object, as every v1 query is (``-`` reads
+it from stdin).
 The project-result-v2 document goes to stdout.
 
 Exit codes are the table of every command (``viano_bug_analysis.exit_codes``,
@@ -86,7 +87,7 @@ def run(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options shared by ``python -m ...project_research`` and ``vba research``."""
     parser.add_argument("--config", required=True, help="ProjectResearch TOML configuration")
-    parser.add_argument("--query", required=True, help="project-query-v1 JSON file, - for stdin")
+    parser.add_argument("--query", required=True, help="project-query-v2 JSON file, - for stdin")
     parser.add_argument("--pretty", action="store_true", help="indent the result JSON")
     parser.add_argument(
         "--no-cache",

@@ -63,7 +63,7 @@ from viano_bug_analysis._native import GitRepository, GitTree
 from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
 from viano_bug_analysis.project_research.git_coverage import COVERAGE_GAPS
 from viano_bug_analysis.project_research.git_paths import check_query_path
-from viano_bug_analysis.snapshot.text_search import SearchMode, is_identifier, read_lines
+from viano_bug_analysis.snapshot.text_search import SearchMode, is_identifier, is_word, read_lines
 
 READ_LINE_LIMIT = 200
 """Most lines one ``read`` returns."""
@@ -259,8 +259,16 @@ class GitSource:
         path_prefix: str | None,
         offset: int,
         limit: int,
+        whole_word: bool = False,
     ) -> dict[str, Any]:
-        """Lines that contain ``text`` literally, below an optional path prefix."""
+        """Lines that contain ``text`` literally, below an optional path prefix;
+        ``whole_word``: only where it stands as a whole word (token boundaries,
+        the ``symbol`` rule, for any run of letters, digits and ``_``)."""
+        if whole_word is True:
+            mode = _word_mode(case_sensitive)
+            return self._search(mode, _word(text), self._prefix(path_prefix), offset, limit)
+        if whole_word is not False:
+            raise _request_error("whole_word", "not_a_boolean")
         mode = _literal_mode(case_sensitive)
         return self._search(mode, _text(text, "text"), self._prefix(path_prefix), offset, limit)
 
@@ -293,7 +301,7 @@ class GitSource:
             raise ResearchError(
                 "limit_exceeded",
                 f"a read returns at most {READ_LINE_LIMIT} lines",
-                {"argument": "end_line", "limit": READ_LINE_LIMIT},
+                {"argument": "end_line", "limit": READ_LINE_LIMIT, "maximum": READ_LINE_LIMIT},
             )
         deadline = self._deadline()
         tree = self._listing(deadline)
@@ -425,7 +433,7 @@ class GitSource:
             raise ResearchError(
                 "limit_exceeded",
                 f"a changes page lists at most {CHANGES_PAGE_LIMIT} commits",
-                {"argument": "limit", "limit": CHANGES_PAGE_LIMIT},
+                {"argument": "limit", "limit": CHANGES_PAGE_LIMIT, "maximum": CHANGES_PAGE_LIMIT},
             )
         deadline = self._deadline()
         self._listing(deadline)  # opens the repository; the pinned commit must be there
@@ -545,17 +553,26 @@ class GitSource:
         if files > self.max_files:
             raise ResearchError(
                 "selection_too_large",
-                f"the search would read {files} files, more than the limit; {hint}",
-                {"what": "files", "selected": files, "limit": self.max_files, "hint": hint},
+                f"the search would read {files} files, more than the limit of {self.max_files};"
+                f" {hint}",
+                {
+                    "what": "files",
+                    "selected": files,
+                    "limit": self.max_files,
+                    "maximum": self.max_files,
+                    "hint": hint,
+                },
             )
         if total_bytes > self.max_total_bytes:
             raise ResearchError(
                 "selection_too_large",
-                f"the search would read {total_bytes} bytes, more than the limit; {hint}",
+                f"the search would read {total_bytes} bytes, more than the limit of"
+                f" {self.max_total_bytes}; {hint}",
                 {
                     "what": "bytes",
                     "selected": total_bytes,
                     "limit": self.max_total_bytes,
+                    "maximum": self.max_total_bytes,
                     "hint": hint,
                 },
             )
@@ -570,7 +587,7 @@ class GitSource:
             raise ResearchError(
                 "limit_exceeded",
                 f"limit is larger than the page size limit {self.max_page}",
-                {"argument": "limit", "limit": self.max_page},
+                {"argument": "limit", "limit": self.max_page, "maximum": self.max_page},
             )
         return offset, limit
 
@@ -748,6 +765,18 @@ def _symbol(value: Any) -> str:
     if not isinstance(value, str) or len(value) > MAX_SYMBOL_CHARS or not is_identifier(value):
         raise _request_error("symbol", "not_an_identifier")
     return value
+
+
+def _word(value: Any) -> str:
+    if not isinstance(value, str) or not is_word(value) or len(value) > MAX_SYMBOL_CHARS:
+        raise _request_error("text", "not_a_whole_word")
+    return value
+
+
+def _word_mode(case_sensitive: Any) -> SearchMode:
+    if not isinstance(case_sensitive, bool):
+        raise _request_error("case_sensitive", "not_a_boolean")
+    return "word" if case_sensitive else "word_ignore_case"
 
 
 def _literal_mode(case_sensitive: Any) -> SearchMode:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from viano_bug_analysis.errors import ResearchError
+from viano_bug_analysis.schema_errors import allowed_names
 
 # Column types whose collation may call different byte strings equal; an
 # order over them alone would not be one fixed order (see mariadb_sql.order_by).
@@ -122,6 +123,7 @@ def check_columns(info: Table, columns: Sequence[str], filter_columns: Sequence[
             "index": index,
             "column": name,
             "table": info.table,
+            **allowed_names([c.name for c in info.columns]),
         }
         folded = [c.name for c in info.columns if c.name.lower() == name.lower()]
         if folded:

@@ -94,7 +94,7 @@ def page(offset: object, limit: object, max_page: int) -> tuple[int, int]:
         raise ResearchError(
             "limit_exceeded",
             f"limit is larger than the page size limit {max_page}",
-            {"argument": "limit", "limit": max_page},
+            {"argument": "limit", "limit": max_page, "maximum": max_page},
         )
     return offset, limit
 
@@ -108,7 +108,7 @@ def row_window(offset: object, limit: object, max_page: int, max_rows: int) -> t
             "limit_exceeded",
             f"offset + limit goes past the row window of {max_rows};"
             " narrow the filters instead of paging deeper",
-            {"argument": "offset", "limit": max_rows},
+            {"argument": "offset", "limit": max_rows, "maximum": max_rows},
         )
     return offset, limit
 
@@ -131,7 +131,7 @@ def parse_filters(filters: Sequence[Mapping[str, Any]]) -> list[Filter]:
         raise ResearchError(
             "limit_exceeded",
             f"more than {MAX_FILTERS} filters",
-            {"argument": "filters", "limit": MAX_FILTERS},
+            {"argument": "filters", "limit": MAX_FILTERS, "maximum": MAX_FILTERS},
         )
     return [_parse_filter(item, index) for index, item in enumerate(filters)]
 
@@ -171,7 +171,12 @@ def _parse_filter(item: Mapping[str, Any], index: int) -> Filter:
             raise ResearchError(
                 "limit_exceeded",
                 f"filter {index}: more than {MAX_IN_VALUES} values for in",
-                {"argument": "filters", "index": index, "limit": MAX_IN_VALUES},
+                {
+                    "argument": "filters",
+                    "index": index,
+                    "limit": MAX_IN_VALUES,
+                    "maximum": MAX_IN_VALUES,
+                },
             )
         for candidate in value:
             if candidate is None:

@@ -7,7 +7,7 @@
 
 One call answers one query, in this order:
 
-1. validate the query (``validate_query``): a strict ``project-query-v1``
+1. validate the query (``validate_query``): a strict ``project-query-v2``
    document (compiled validator first; only a rejected query goes through
    the precise validator, which names the JSON Pointer of the first problem),
    then the configured page and row limits and the line order of a read;
@@ -50,7 +50,7 @@ from viano_bug_analysis.project_research.git_coverage import COVERAGE_GAPS
 from viano_bug_analysis.project_research.result_versions import CURRENT_VERSION
 from viano_bug_analysis.schema_errors import Violation, check, pointer
 
-QUERY_SCHEMA = "project-query-v1"
+QUERY_SCHEMA = "project-query-v2"
 RESULT_SCHEMA = "project-result-v2"
 SOURCE_KINDS = (
     "source.files",
@@ -89,6 +89,7 @@ class SourceProvider(Protocol):
         path_prefix: str | None,
         offset: int,
         limit: int,
+        whole_word: bool = False,
     ) -> dict[str, Any]: ...
 
     def symbol(
@@ -179,6 +180,12 @@ def _non_finite_path(value: Any, parts: tuple[object, ...] = ()) -> tuple[object
     return None
 
 
+SYMBOL_HINT = (
+    "a symbol starts with a letter or _; for a word that starts with a digit"
+    " (a numeric ID) use source.search with whole_word true"
+)
+
+
 def _schema_error(found: Violation) -> ResearchError:
     details = found.details()
     if found.rule in {"additionalProperties", "unevaluatedProperties", "false"}:
@@ -191,11 +198,14 @@ def _schema_error(found: Violation) -> ResearchError:
     if found.rule == "enum" and found.pointer == "/kind":
         details["hint"] = "allowed: " + ", ".join(KINDS)
         return ResearchError("kind_unknown", found.message, details)
+    if found.rule == "pattern" and found.pointer == "/symbol":
+        details["hint"] = SYMBOL_HINT
+        return ResearchError("query_invalid", f"{found.message}; {SYMBOL_HINT}", details)
     return ResearchError("query_invalid", found.message, details)
 
 
 def validate_query(query: Any, limits: Limits | None = None) -> dict[str, Any]:
-    """``query`` as plain JSON once it satisfies project-query-v1 and the limits.
+    """``query`` as plain JSON once it satisfies project-query-v2 and the limits.
 
     Raises ``ResearchError`` with ``details["path"]`` (a JSON Pointer into the
     query): ``query_invalid``, ``unknown_field``, ``kind_unknown``,
@@ -219,8 +229,8 @@ def validate_query(query: Any, limits: Limits | None = None) -> dict[str, Any]:
     if len(raw) > MAX_QUERY_BYTES:
         raise ResearchError(
             "query_too_large",
-            "query exceeds the query size limit",
-            {"path": "", "limit": MAX_QUERY_BYTES, "size": len(raw)},
+            f"query exceeds the query size limit of {MAX_QUERY_BYTES} bytes",
+            {"path": "", "limit": MAX_QUERY_BYTES, "maximum": MAX_QUERY_BYTES, "size": len(raw)},
         )
     document: dict[str, Any] = _plain(raw)
     if (found := check(QUERY_SCHEMA, document)) is not None:
@@ -233,14 +243,15 @@ def _check_limits(query: Mapping[str, Any], limits: Limits) -> None:
     if "limit" in query and query["limit"] > limits.page:
         raise ResearchError(
             "limit_exceeded",
-            "limit is larger than the configured page size",
-            {"path": "/limit", "limit": limits.page},
+            f"limit is larger than the configured page size; the maximum is {limits.page}",
+            {"path": "/limit", "limit": limits.page, "maximum": limits.page},
         )
     if query["kind"] == "database.rows" and query["offset"] + query["limit"] > limits.rows:
         raise ResearchError(
             "limit_exceeded",
-            "offset + limit goes past the configured row window; narrow the filters",
-            {"path": "/offset", "limit": limits.rows},
+            f"offset + limit goes past the configured row window of {limits.rows} rows;"
+            " narrow the filters",
+            {"path": "/offset", "limit": limits.rows, "maximum": limits.rows},
         )
     if query["kind"] == "source.read" and query["end_line"] < query["start_line"]:
         raise ResearchError(
@@ -421,6 +432,7 @@ class ProjectResearch:
                 path_prefix=prefix,
                 offset=query["offset"],
                 limit=query["limit"],
+                whole_word=query.get("whole_word", False),
             )
         elif kind in ("source.symbol", "source.registration"):
             method = git.symbol if kind == "source.symbol" else git.registration

@@ -28,7 +28,7 @@ from viano_bug_analysis._native import SourceText
 from viano_bug_analysis._validate import require_non_negative
 from viano_bug_analysis.snapshot.paging import PageMixin
 
-SearchMode = Literal["literal", "literal_ignore_case", "symbol"]
+SearchMode = Literal["literal", "literal_ignore_case", "symbol", "word", "word_ignore_case"]
 
 DEFAULT_MAX_LINE_CHARS = 4096
 
@@ -105,7 +105,7 @@ def contains_word(line: str, word: str) -> bool:
     starting inside a rejected one follows an identifier character, so the
     scan resumes at the rejected occurrence's end.
     """
-    if not word or not all(_is_word_char(c) for c in word):
+    if not is_word(word):
         raise ValueError("word must be a non-empty run of ASCII letters, digits and _")
     start = line.find(word)
     while start != -1:
@@ -116,6 +116,12 @@ def contains_word(line: str, word: str) -> bool:
             return True
         start = line.find(word, end)
     return False
+
+
+def is_word(text: str) -> bool:
+    """True for ``[A-Za-z0-9_]+``: a text the whole-word modes (``word``,
+    ``word_ignore_case``) and ``contains_word`` accept."""
+    return bool(text) and all(_is_word_char(c) for c in text)
 
 
 def _is_word_char(char: str) -> bool:

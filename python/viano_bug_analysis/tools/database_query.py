@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from viano_bug_analysis.errors import RowSnapshotError, VbaError
+from viano_bug_analysis.schema_errors import allowed_names
 from viano_bug_analysis.snapshot.rows import RowPage, RowTable
 from viano_bug_analysis.tools.database_snapshot import (
     FORMAT,
@@ -98,7 +99,12 @@ class LoadedTable:
                 raise ToolError(
                     "unknown_column",
                     f"{argument}[{index}] is not a known column of this snapshot",
-                    {"argument": argument, "index": index, "column": name},
+                    {
+                        "argument": argument,
+                        "index": index,
+                        "column": name,
+                        **allowed_names(self._known),
+                    },
                 )
 
     def describe(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from viano_bug_analysis.schema_errors import Violation, check
 from viano_bug_analysis.tools.errors import ToolError
 from viano_bug_analysis.tools.limits import ToolLimits
 
-REQUEST_SCHEMA = "investigation-request-v1"
+REQUEST_SCHEMA = "investigation-request-v2"
 
 
 def compact_json(value: Any) -> bytes:
@@ -69,7 +69,16 @@ def _schema_error(found: Violation, request_index: int | None) -> ToolError:
         return ToolError("unknown_field", found.message, details)
     if found.rule == "enum" and found.pointer.endswith("/operation"):
         return ToolError("unknown_operation", found.message, details)
+    if found.rule == "pattern" and found.pointer.endswith("/arguments/symbol"):
+        details["hint"] = SYMBOL_HINT
+        return ToolError("request_invalid", f"{found.message}; {SYMBOL_HINT}", details)
     return ToolError("request_invalid", found.message, details)
+
+
+SYMBOL_HINT = (
+    "a symbol starts with a letter or _; for a word that starts with a digit"
+    " (a numeric ID) use source.find_text with whole_word true"
+)
 
 
 def _request_index(found: Violation | None) -> int | None:
@@ -87,8 +96,8 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
     if len(raw) > limits.request_bytes:
         raise ToolError(
             "request_too_large",
-            "request document exceeds the request size limit",
-            {"limit": limits.request_bytes, "size": len(raw)},
+            f"request document exceeds the request size limit of {limits.request_bytes} bytes",
+            {"limit": limits.request_bytes, "maximum": limits.request_bytes, "size": len(raw)},
         )
     found = check(REQUEST_SCHEMA, document)
     # Errors come in document order, so one inside an element means the
@@ -100,8 +109,13 @@ def parse_batch(document: Any, limits: ToolLimits) -> Batch:
     if len(items) > limits.batch_requests:
         raise ToolError(
             "batch_too_large",
-            "batch has more requests than the batch limit",
-            {"limit": limits.batch_requests, "requests": len(items)},
+            f"batch has more requests than the batch limit of {limits.batch_requests}",
+            {
+                "path": "/requests",
+                "limit": limits.batch_requests,
+                "maximum": limits.batch_requests,
+                "requests": len(items),
+            },
         )
     if found is not None:
         raise _schema_error(found, index)
@@ -156,8 +170,13 @@ def _check_request_limits(request: Request, limits: ToolLimits) -> None:
     if "limit" in args and args["limit"] > limits.matches_per_query:
         raise ToolError(
             "limit_exceeded",
-            "limit is larger than the matches-per-query limit",
-            {"request_index": request.index, "limit": limits.matches_per_query},
+            f"limit is larger than the matches-per-query limit of {limits.matches_per_query}",
+            {
+                "request_index": request.index,
+                "path": f"/requests/{request.index}/arguments/limit",
+                "limit": limits.matches_per_query,
+                "maximum": limits.matches_per_query,
+            },
         )
     if request.operation == "source.read_context":
         start, end = args["start_line"], args["end_line"]
@@ -170,6 +189,11 @@ def _check_request_limits(request: Request, limits: ToolLimits) -> None:
         if end - start + 1 > limits.context_lines:
             raise ToolError(
                 "context_too_large",
-                "line range is longer than the context-lines limit",
-                {"request_index": request.index, "limit": limits.context_lines},
+                f"line range is longer than the context-lines limit of {limits.context_lines}",
+                {
+                    "request_index": request.index,
+                    "path": f"/requests/{request.index}/arguments/end_line",
+                    "limit": limits.context_lines,
+                    "maximum": limits.context_lines,
+                },
             )

@@ -67,7 +67,13 @@ from viano_bug_analysis.tools.database_query import (
 )
 from viano_bug_analysis.tools.errors import ToolError, wrap_core_error
 from viano_bug_analysis.tools.limits import ToolLimits
-from viano_bug_analysis.tools.request_validation import Batch, Request, compact_json, parse_batch
+from viano_bug_analysis.tools.request_validation import (
+    REQUEST_SCHEMA,
+    Batch,
+    Request,
+    compact_json,
+    parse_batch,
+)
 from viano_bug_analysis.tools.source_query import run_source_requests
 
 QUERYABLE_PHASES = frozenset({"generation", "investigation"})
@@ -84,7 +90,7 @@ class _Selection:
 
 
 class InvestigationToolRouter:
-    """Validates and answers ``investigation-request-v1`` batches."""
+    """Validates and answers ``investigation-request-v2`` batches (every v1 batch is one)."""
 
     def __init__(
         self,
@@ -132,8 +138,9 @@ class InvestigationToolRouter:
 
     @staticmethod
     def request_schema() -> dict[str, Any]:
-        """The bundled strict ``investigation-request-v1`` JSON Schema."""
-        return load_schema("investigation-request-v1")
+        """The bundled strict JSON Schema the router validates batches with
+        (``investigation-request-v2``: version 1 plus ``find_text``'s ``whole_word``)."""
+        return load_schema(REQUEST_SCHEMA)
 
     @staticmethod
     def result_schema() -> dict[str, Any]:
@@ -177,8 +184,13 @@ class InvestigationToolRouter:
         if size > self.limits.result_bytes:
             raise ToolError(
                 "result_too_large",
-                "result would exceed the result size limit; ask for smaller pages",
-                {"limit": self.limits.result_bytes, "size": size},
+                f"result would exceed the result size limit of {self.limits.result_bytes} bytes;"
+                " ask for smaller pages",
+                {
+                    "limit": self.limits.result_bytes,
+                    "maximum": self.limits.result_bytes,
+                    "size": size,
+                },
             )
         return document
 
@@ -475,23 +487,34 @@ def _select(package: CasePackage, batch: Batch, limits: ToolLimits) -> _Selectio
             if entry.size > limits.file_bytes:
                 raise ToolError(
                     "file_too_large",
-                    "selected member is larger than the per-file limit",
-                    {**where, "limit": limits.file_bytes, "size": entry.size},
+                    f"selected member is larger than the per-file limit of"
+                    f" {limits.file_bytes} bytes",
+                    {
+                        **where,
+                        "limit": limits.file_bytes,
+                        "maximum": limits.file_bytes,
+                        "size": entry.size,
+                    },
                 )
             entries.setdefault(ref, entry)
             members.setdefault((entry.attachment, entry.member), entry.size)
     if len(members) > limits.selected_files:
         raise ToolError(
             "too_many_files",
-            "batch selects more distinct members than the file limit",
-            {"limit": limits.selected_files, "files": len(members)},
+            f"batch selects more distinct members than the file limit of {limits.selected_files}",
+            {
+                "limit": limits.selected_files,
+                "maximum": limits.selected_files,
+                "files": len(members),
+            },
         )
     combined = sum(members.values())
     if combined > limits.selected_bytes:
         raise ToolError(
             "selection_too_large",
-            "selected members together exceed the combined size limit",
-            {"limit": limits.selected_bytes, "size": combined},
+            f"selected members together exceed the combined size limit of"
+            f" {limits.selected_bytes} bytes",
+            {"limit": limits.selected_bytes, "maximum": limits.selected_bytes, "size": combined},
         )
     return _Selection(entries)
 

@@ -53,7 +53,10 @@ def _line_query(request: Request) -> LineQuery:
     args = request.arguments
     if request.operation == "source.find_symbol":
         return LineQuery("symbol", args["symbol"], args["offset"], args["limit"])
-    mode: SearchMode = "literal" if args["case_sensitive"] else "literal_ignore_case"
+    if args.get("whole_word", False):
+        mode: SearchMode = "word" if args["case_sensitive"] else "word_ignore_case"
+    else:
+        mode = "literal" if args["case_sensitive"] else "literal_ignore_case"
     return LineQuery(mode, args["text"], args["offset"], args["limit"])
 
 

@@ -12,6 +12,11 @@
 //!   occurrence counts only when the characters on both sides are not
 //!   identifier characters (or are the line's edge). This is lexical: a hit
 //!   may be a use, declaration, comment or string.
+//! - `Word`: the same boundary rule for any run of `[A-Za-z0-9_]`, digits
+//!   first allowed (`git grep -w`): a numeric ID, not the longer numbers
+//!   that contain it. `WordIgnoreCase`: `Word` in the folded line, whose
+//!   boundaries are judged there (the few non-ASCII letters that fold to
+//!   ASCII ones, such as the Kelvin sign, count as word characters).
 //!
 //! Patterns never contain a line terminator, so a match never spans lines.
 //!
@@ -86,6 +91,12 @@ pub enum SearchMode {
     Literal,
     LiteralIgnoreCase,
     Symbol,
+    /// A run of `[A-Za-z0-9_]` (digits first allowed) standing as a whole
+    /// word: the `Symbol` boundary rule, so a numeric ID finds itself and not
+    /// longer numbers containing it.
+    Word,
+    /// `Word` over the folded text: the boundaries are judged there.
+    WordIgnoreCase,
 }
 
 impl SearchMode {
@@ -94,10 +105,28 @@ impl SearchMode {
             "literal" => Ok(SearchMode::Literal),
             "literal_ignore_case" => Ok(SearchMode::LiteralIgnoreCase),
             "symbol" => Ok(SearchMode::Symbol),
+            "word" => Ok(SearchMode::Word),
+            "word_ignore_case" => Ok(SearchMode::WordIgnoreCase),
             _ => Err(CoreError::InvalidArgument {
                 what: "unknown search mode",
             }),
         }
+    }
+
+    /// Searched in the folded text (one pattern group of its own).
+    pub fn folded(self) -> bool {
+        matches!(
+            self,
+            SearchMode::LiteralIgnoreCase | SearchMode::WordIgnoreCase
+        )
+    }
+
+    /// An occurrence counts only at token boundaries.
+    pub fn whole_word(self) -> bool {
+        matches!(
+            self,
+            SearchMode::Symbol | SearchMode::Word | SearchMode::WordIgnoreCase
+        )
     }
 }
 
@@ -130,9 +159,15 @@ impl Query {
                 what: "symbol is not an identifier",
             });
         }
-        let needle = match mode {
-            SearchMode::LiteralIgnoreCase => fold_case(pattern.as_bytes(), pattern.is_ascii()),
-            _ => pattern.as_bytes().to_vec(),
+        if matches!(mode, SearchMode::Word | SearchMode::WordIgnoreCase) && !is_word(pattern) {
+            return Err(CoreError::InvalidArgument {
+                what: "a whole word is letters, digits and _ only",
+            });
+        }
+        let needle = if mode.folded() {
+            fold_case(pattern.as_bytes(), pattern.is_ascii())
+        } else {
+            pattern.as_bytes().to_vec()
         };
         Ok(Query { mode, needle })
     }
@@ -140,6 +175,12 @@ impl Query {
     pub fn mode(&self) -> SearchMode {
         self.mode
     }
+}
+
+/// `[A-Za-z0-9_]+`: a word whose occurrences the token-boundary rule can
+/// judge (an occurrence starting inside a rejected one follows a word byte).
+pub fn is_word(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(is_identifier_byte)
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`
@@ -270,14 +311,8 @@ impl CompiledQueries {
     /// bytes occur in `sample` ([`key_sample`] of the texts to search);
     /// the answers do not depend on it.
     pub fn with_sample(queries: &[Query], sample: &[u8]) -> CoreResult<Self> {
-        let sensitive = queries
-            .iter()
-            .enumerate()
-            .filter(|(_, q)| q.mode != SearchMode::LiteralIgnoreCase);
-        let folded = queries
-            .iter()
-            .enumerate()
-            .filter(|(_, q)| q.mode == SearchMode::LiteralIgnoreCase);
+        let sensitive = queries.iter().enumerate().filter(|(_, q)| !q.mode.folded());
+        let folded = queries.iter().enumerate().filter(|(_, q)| q.mode.folded());
         Ok(CompiledQueries {
             count: queries.len(),
             case_sensitive: PatternGroup::build(sensitive, false, sample)?,
@@ -325,7 +360,7 @@ impl PatternGroup {
         let mut query_count = 0;
         for (index, query) in queries {
             query_count += 1;
-            let is_symbol = query.mode == SearchMode::Symbol;
+            let is_symbol = query.mode.whole_word();
             match needles.iter().position(|n| *n == query.needle) {
                 Some(slot) => users[slot].push((index, is_symbol)),
                 None => {

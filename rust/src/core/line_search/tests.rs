@@ -51,6 +51,17 @@ fn symbol_boundaries() {
 }
 
 #[test]
+fn word_boundaries_for_numbers() {
+    let s = "26290\n126290\n262901\nid=26290;\nx26290\n_26290\n26290_\n(26290)";
+    assert_eq!(run(s, &[(Word, "26290")]), vec![vec![0, 3, 7]]);
+    let s = "Quest_A\nQUEST_A x\nquest_ab\n\u{212A}quest_a";
+    assert_eq!(run(s, &[(WordIgnoreCase, "quest_a")]), vec![vec![0, 1]]);
+    assert!(Query::new(Word, "a-b").is_err());
+    assert!(Query::new(WordIgnoreCase, "").is_err());
+    assert!(Query::new(Word, "9lives").is_ok());
+}
+
+#[test]
 fn ignore_case_unicode() {
     let s = "STRASSE\nÄrger\n\u{212A}elvin\nkelvin";
     let got = run(
@@ -102,6 +113,11 @@ fn reference(s: &str, queries: &[(SearchMode, String)]) -> Vec<Vec<u32>> {
         &lines[..]
     };
     let ident = |c: Option<char>| c.is_some_and(|c| c == '_' || c.is_ascii_alphanumeric());
+    let word = |line: &str, pattern: &str| {
+        line.match_indices(pattern).any(|(at, m)| {
+            !ident(line[..at].chars().next_back()) && !ident(line[at + m.len()..].chars().next())
+        })
+    };
     queries
         .iter()
         .map(|(mode, pattern)| {
@@ -110,10 +126,8 @@ fn reference(s: &str, queries: &[(SearchMode, String)]) -> Vec<Vec<u32>> {
                 .filter(|(_, line)| match mode {
                     Literal => line.contains(pattern.as_str()),
                     LiteralIgnoreCase => line.to_lowercase().contains(&pattern.to_lowercase()),
-                    Symbol => line.match_indices(pattern.as_str()).any(|(at, m)| {
-                        !ident(line[..at].chars().next_back())
-                            && !ident(line[at + m.len()..].chars().next())
-                    }),
+                    Symbol | Word => word(line, pattern),
+                    WordIgnoreCase => word(&line.to_lowercase(), &pattern.to_lowercase()),
                 })
                 .map(|(n, _)| n)
                 .collect()
@@ -160,7 +174,9 @@ fn compare_random_cases_with(
     needle_alphabet: &[&str],
     max_needle: usize,
 ) {
-    let text_alphabet = ["a", "a", "b", "_", " ", "\n", "A", "ä", "(", ";"];
+    let text_alphabet = [
+        "a", "a", "b", "_", " ", "\n", "A", "ä", "(", ";", "1", "\u{212A}",
+    ];
     let mut rng = Rng(seed);
     for _ in 0..cases {
         let s: String = (0..rng.below(max_chunks) + 1)
@@ -172,7 +188,7 @@ fn compare_random_cases_with(
         let count = rng.below(5) + 1;
         let queries: Vec<(SearchMode, String)> = (0..count)
             .map(|_| {
-                let mode = [Literal, LiteralIgnoreCase, Symbol][rng.below(3)];
+                let mode = [Literal, LiteralIgnoreCase, Symbol, Word, WordIgnoreCase][rng.below(5)];
                 let mut pattern = rng.string(needle_alphabet, max_needle);
                 if max_needle > KEY_LEN && rng.below(2) == 0 {
                     // A piece of the text itself, so that long needles occur.
@@ -187,14 +203,17 @@ fn compare_random_cases_with(
                         pattern = piece;
                     }
                 }
-                if mode == Symbol {
-                    // Identifier bytes only (`Query::new` refuses others).
+                if mode.whole_word() {
+                    // Word bytes only (`Query::new` refuses others).
                     pattern.retain(|c| c == '_' || c.is_ascii_alphanumeric());
-                    if pattern.is_empty() {
-                        pattern.push('a');
+                    if mode != Symbol && rng.below(2) == 0 {
+                        pattern = pattern.replace('b', "1");
+                    }
+                    if pattern.is_empty() || (mode == Symbol && !is_identifier(&pattern)) {
+                        pattern.insert(0, 'a');
                     }
                 }
-                if mode == LiteralIgnoreCase && rng.below(2) == 0 {
+                if mode.folded() && rng.below(2) == 0 {
                     pattern = pattern.to_uppercase();
                 }
                 (mode, pattern)
