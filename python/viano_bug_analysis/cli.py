@@ -12,7 +12,8 @@
                    [--profile P]                build or extend a case revision, enriched
     vba case verify PACKAGE [--json]            check a package's hashes (read-only)
     vba case leads PACKAGE [--json]             where to look first: the ranked leads (read-only)
-    vba research --config C --query Q.json      answer one live project query
+    vba research --project-config C --query Q.json
+                                                answer one live project query
     vba references --project-config C --type T --id N [--package P] [--profile P] [--json]
                                                 every use of an ID as a type (rows, lines)
     vba interpret PACKAGE --config C [--reinterpret] [--profile P]
@@ -65,7 +66,7 @@ from typing import Any
 import orjson
 
 from viano_bug_analysis.errors import VbaError
-from viano_bug_analysis.exit_codes import ExitCode, help_epilog, report
+from viano_bug_analysis.exit_codes import INTERRUPTED, ExitCode, help_epilog, report
 
 MAX_REQUEST_FILE_BYTES = 32 * 1024 * 1024
 # Short names kept from the first release; every bundled name works too.
@@ -307,10 +308,10 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _cmd_research(args: argparse.Namespace) -> int:
-    from viano_bug_analysis.project_research.__main__ import run
+    from viano_bug_analysis.project_research.__main__ import project_config_of, run
 
     return run(
-        args.config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile
+        project_config_of(args), args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile
     )
 
 
@@ -601,7 +602,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not _stdout_reader_gone():
                 raise
             return _stdout_closed()
+        except KeyboardInterrupt:
+            return _interrupted()
     return int(code)
+
+
+def _interrupted() -> int:
+    """Ctrl-C: one line and 130 (128 + SIGINT), not Python's traceback.
+
+    Every write of the package is atomic (a temporary file renamed into
+    place), so what was written before the interrupt stays valid and the
+    same command resumes from it; the cleanups already ran while the
+    ``KeyboardInterrupt`` unwound to here.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write("\ninterrupted: what was written so far is kept; run the same command "
+                         "again to go on\n")
+        sys.stderr.flush()
+    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    if threading.current_thread() is threading.main_thread() and any(
+        not t.daemon for t in others
+    ):
+        # Worker threads (vba triage --jobs) would hold the exit until their
+        # report is done, and a second Ctrl-C there prints a traceback. Their
+        # writes are atomic and the package lock is the OS's, so ending now
+        # leaves what a kill -9 leaves: nothing a rerun cannot take up.
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os._exit(INTERRUPTED)
+    return INTERRUPTED
 
 
 def _stdout_reader_gone() -> bool:

@@ -34,6 +34,7 @@ class ExitCode(IntEnum):
     IO_FAILED = 6
     BUSY = 7
     PROFILE_GAPS = 8
+    CREDENTIALS = 9
 
 
 MEANINGS: dict[ExitCode, str] = {
@@ -50,7 +51,13 @@ MEANINGS: dict[ExitCode, str] = {
         "`vba case build` could read nothing from the database: every database query was "
         "refused (the revision is written; its summary's first line says why)"
     ),
+    ExitCode.CREDENTIALS: (
+        "the database refused the reader's user name or password; fix the credentials "
+        "(running again unchanged fails the same way)"
+    ),
 }
+# Not a command's result: the command was ended from outside (128 + the signal).
+INTERRUPTED = 130  # Ctrl-C (SIGINT)
 
 # Every LLM error except a bad configuration or a bad message list comes from
 # talking to the endpoint: the service refused, failed or answered unusably,
@@ -60,6 +67,7 @@ LLM_SERVICE_CODES = LlmError.codes - {LLM_CONFIG_INVALID, LLM_MESSAGES_INVALID}
 
 BY_CODE: dict[str, ExitCode] = {
     "research_unavailable": ExitCode.UNAVAILABLE,
+    "research_auth_failed": ExitCode.CREDENTIALS,
     **{code: ExitCode.UNAVAILABLE for code in LLM_SERVICE_CODES},
     # Stored bytes no longer match what the package records for them.
     "attachment_missing": ExitCode.DAMAGED,

@@ -1,7 +1,9 @@
 """Answer one project query from the shell, without an LLM and without touching any case.
 
-    python -m viano_bug_analysis.project_research --config CONFIG.toml --query QUERY.json [--pretty]
-    vba research --config CONFIG.toml --query QUERY.json [--pretty] [--no-cache]
+    python -m viano_bug_analysis.project_research --project-config C.toml --query Q.json [--pretty]
+    vba research --project-config CONFIG.toml --query QUERY.json [--pretty] [--no-cache]
+
+(``--config`` is the first spelling of ``--project-config``: still read, with a hint.)
 
 ``QUERY.json`` holds one project-query-v1 object (``-`` reads it from stdin).
 The project-result-v2 document goes to stdout.
@@ -38,7 +40,12 @@ from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import ExitCode, help_epilog, report
 from viano_bug_analysis.project_research.config import load_config
 from viano_bug_analysis.project_research.errors import ResearchError
-from viano_bug_analysis.project_research.service import ProjectResearch
+from viano_bug_analysis.project_research.preflight import preflight
+from viano_bug_analysis.project_research.service import (
+    DATABASE_KINDS,
+    SOURCE_KINDS,
+    ProjectResearch,
+)
 
 MAX_QUERY_FILE_BYTES = 1 << 20
 
@@ -65,7 +72,8 @@ def run(
     err = stderr if stderr is not None else sys.stderr
     try:
         loaded = load_config(config)
-        research: Any = ProjectResearch(loaded.without_content_cache() if no_cache else loaded)
+        service = ProjectResearch(loaded.without_content_cache() if no_cache else loaded)
+        research: Any = service
         if profile is not None:
             # The profile's reference map answers the references kind.
             from viano_bug_analysis.enrichment.reference_query import with_reference_map
@@ -74,6 +82,9 @@ def run(
             research = with_reference_map(research, load_profile(profile))
         document = read_query(query)
         with research:
+            # Only the provider the query asks: a database query needs no repository.
+            kind = document.get("kind") if isinstance(document, dict) else None
+            preflight(service, source=kind not in DATABASE_KINDS, database=kind not in SOURCE_KINDS)
             result = research.query(document)
     except VbaError as error:
         return report(error, err)
@@ -85,7 +96,11 @@ def run(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options shared by ``python -m ...project_research`` and ``vba research``."""
-    parser.add_argument("--config", required=True, help="ProjectResearch TOML configuration")
+    parser.add_argument(
+        "--project-config", help="ProjectResearch TOML (the project file, as in every command)"
+    )
+    # The first spelling: --config names the investigation file in every other command.
+    parser.add_argument("--config", dest="old_config", help=argparse.SUPPRESS)
     parser.add_argument("--query", required=True, help="project-query-v1 JSON file, - for stdin")
     parser.add_argument("--pretty", action="store_true", help="indent the result JSON")
     parser.add_argument(
@@ -100,6 +115,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def project_config_of(args: argparse.Namespace, stderr: IO[str] | None = None) -> str:
+    """``--project-config``, or the old ``--config`` with a hint; one is required."""
+    if args.project_config is not None and args.old_config is not None:
+        raise ResearchError(
+            "config_invalid",
+            "give the project file once, with --project-config (--config is its old spelling)",
+            {"key": "", "option": "--config"},
+        )
+    if args.old_config is not None:
+        (stderr if stderr is not None else sys.stderr).write(
+            "hint: --config is the old spelling here; the project file is --project-config in "
+            "every command (--config names the investigation file)\n"
+        )
+        return str(args.old_config)
+    if args.project_config is None:
+        raise ResearchError(
+            "config_invalid",
+            "give the project file with --project-config",
+            {"key": "", "option": "--project-config"},
+        )
+    return str(args.project_config)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m viano_bug_analysis.project_research",
@@ -109,8 +147,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
+    try:
+        config = project_config_of(args)
+    except ResearchError as error:
+        return report(error)
     return run(
-        args.config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile
+        config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile
     )
 
 

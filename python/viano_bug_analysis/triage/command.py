@@ -35,6 +35,11 @@ def run_triage(args: argparse.Namespace) -> int:
             from viano_bug_analysis.project_research import load_config
 
             research = load_config(args.project_config)
+            from viano_bug_analysis.project_research import ProjectResearch
+            from viano_bug_analysis.project_research.preflight import preflight
+
+            with ProjectResearch(research) as service:
+                preflight(service)  # once, before any report is built against it
         investigation = None
         if args.config is not None:
             from viano_bug_analysis.investigation.config import load_investigation_config
