@@ -175,7 +175,7 @@ def test_3_a_research_outage(tmp_path: Path) -> None:
         ' "filters": [], "offset": 0, "limit": 1}'
     )
     done = subprocess.run(
-        [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--config", "project.toml",
+        [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--project-config", "project.toml",
          "--query", "query.json"],
         capture_output=True,
         text=True,

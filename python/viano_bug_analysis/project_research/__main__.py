@@ -45,6 +45,7 @@ from viano_bug_analysis.project_research.service import (
     DATABASE_KINDS,
     SOURCE_KINDS,
     ProjectResearch,
+    validate_query,
 )
 
 MAX_QUERY_FILE_BYTES = 1 << 20
@@ -83,7 +84,7 @@ def run(
         document = read_query(query)
         with research:
             # Only the provider the query asks: a database query needs no repository.
-            kind = document.get("kind") if isinstance(document, dict) else None
+            kind = validate_query(document, loaded.limits)["kind"]  # a bad query first
             preflight(service, source=kind not in DATABASE_KINDS, database=kind not in SOURCE_KINDS)
             result = research.query(document)
     except VbaError as error:

@@ -44,6 +44,10 @@ def preflight(research: ProjectResearch, *, source: bool = True, database: bool 
 
 
 def _check_source(research: ProjectResearch, repository: Path, commit: str) -> None:
+    provider = research.source_provider()
+    check = getattr(provider, "check", None)
+    if not callable(check):  # a stand-in provider (tests): nothing to open
+        return
     git_dir = _git_dir(repository)
     if git_dir is None:
         reason = "not_found" if not repository.exists() else "not_a_git_repository"
@@ -54,10 +58,6 @@ def _check_source(research: ProjectResearch, repository: Path, commit: str) -> N
             ".git directory, or a bare repository)",
             {"key": "source.repository", "reason": reason},
         )
-    provider = research.source_provider()
-    check = getattr(provider, "check", None)
-    if not callable(check):  # a stand-in provider (tests): nothing to open
-        return
     try:
         check()
     except ResearchUnavailable as err:
