@@ -185,7 +185,11 @@ def run_profile_check(args: argparse.Namespace) -> int:
         config = load_config(args.project_config)
         with ProjectResearch(config) as research:
             preflight(research)  # the git half too, and a database that is not there
-            result = check_profile(_in_world_database(profile, config), research.query)
+            placed = _in_world_database(profile, config)
+            allow = config.database.allow if config.database is not None else {}
+            if placed.database is None and len(allow) == 1:
+                placed = placed.in_database(next(iter(allow)))  # the one it would read
+            result = check_profile(placed, research.query, allow.get(placed.database or "", ()))
     except VbaError as err:
         return report(err)
     if args.json:
