@@ -90,7 +90,10 @@ def test_every_report_is_a_verified_package_with_its_row(
         "shared"
     ]
     assert rows["vcore-bugs-103"]["duplicates"] is None
-    assert rows["vcore-bugs-101"]["needs_info"] == []
+    # 9f1c2ab is no commit of the test repository: a report from another fork.
+    assert rows["vcore-bugs-101"]["needs_info"] == ["revision_unknown"]
+    assert rows["vcore-bugs-101"]["repository"] == "example-org/vcore-bugs"
+    assert [rows[c]["state"] for c in sorted(rows)] == ["open", "open", "open", "closed"]
     assert rows["vcore-bugs-102"]["needs_info"] == ["no_revision", "no_steps", "custom_modules"]
     assert rows["vcore-bugs-103"]["needs_info"] == ["no_revision"]
     assert rows["vcore-bugs-101"]["leads"] > 0 and rows["vcore-bugs-101"]["first_lead"]

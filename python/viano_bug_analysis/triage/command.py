@@ -67,7 +67,9 @@ def run_triage(args: argparse.Namespace) -> int:
     print(f"index: {Path(args.out) / 'index.html'}")
     for record in failed:
         error = record["error"]
-        print(f"  failed {record['case']}: {error['stage']}: {error['code']}")
+        reason = (error.get("details") or {}).get("reason")
+        why = f" ({reason})" if isinstance(reason, str) else ""
+        print(f"  failed {record['case']}: {error['stage']}: {error['code']}{why}")
     return int(failed[0]["error"]["exit_code"]) if failed else ExitCode.OK
 
 
