@@ -31,6 +31,8 @@ from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import (
     BY_CODE,
     BY_SUFFIX,
+    COMMAND_CODES,
+    INTERRUPTED,
     LLM_SERVICE_CODES,
     MEANINGS,
     ExitCode,
@@ -98,22 +100,57 @@ def test_codes_map_by_name_then_by_suffix(code: str, expected: ExitCode) -> None
     assert exit_code_for(VbaError(code, "x")) == expected
 
 
+def test_vba_help_prints_the_whole_table_once() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "viano_bug_analysis.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert help_epilog() in done.stdout and done.stdout.count("exit codes:") == 1
+
+
 @pytest.mark.parametrize(
-    "command",
+    ("command", "name"),
     [
-        ["-m", "viano_bug_analysis.cli", "--help"],
-        ["-m", "viano_bug_analysis.cli", "query", "--help"],
-        ["-m", "viano_bug_analysis.cli", "investigate", "--help"],
-        ["-m", "viano_bug_analysis.cli", "case", "verify", "--help"],
-        ["-m", "viano_bug_analysis.cli", "research", "--help"],
-        ["-m", "viano_bug_analysis.case", "create", "--help"],
-        ["-m", "viano_bug_analysis.project_research", "--help"],
+        (["-m", "viano_bug_analysis.cli", "query", "--help"], "query"),
+        (["-m", "viano_bug_analysis.cli", "investigate", "--help"], "investigate"),
+        (["-m", "viano_bug_analysis.cli", "case", "verify", "--help"], "case verify"),
+        (["-m", "viano_bug_analysis.cli", "case", "build", "--help"], "case build"),
+        (["-m", "viano_bug_analysis.cli", "research", "--help"], "research"),
+        (["-m", "viano_bug_analysis.cli", "profile", "check", "--help"], "profile check"),
+        (["-m", "viano_bug_analysis.case", "create", "--help"], "case create"),
+        (["-m", "viano_bug_analysis.project_research", "--help"], "research"),
     ],
 )
-def test_help_prints_the_table(command: list[str]) -> None:
+def test_a_subcommand_help_shows_examples_and_only_its_codes(
+    command: list[str], name: str
+) -> None:
+    # Issue 34: every subcommand repeated the 10-line table and showed no example.
     done = subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
     assert done.returncode == 0
-    assert help_epilog() in done.stdout
+    assert help_epilog() not in done.stdout
+    epilog = done.stdout[done.stdout.index("exit codes (all of them: vba --help):") :]
+    listed = [int(line.split()[0]) for line in epilog.splitlines()[1:] if line.strip()]
+    assert listed == sorted({int(c) for c in COMMAND_CODES[name]}) + [INTERRUPTED]
+    if "project_research" not in command[1]:
+        assert "examples:\n  vba " in done.stdout
+
+
+def test_every_subcommand_has_examples_and_codes() -> None:
+    from viano_bug_analysis.cli import EXAMPLES, _parser
+
+    assert set(EXAMPLES) == set(COMMAND_CODES)
+    commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    leaves = set()
+    for name, sub in commands.items():
+        nested = sub._subparsers
+        if nested is None:
+            leaves.add(name)
+        else:
+            leaves |= {f"{name} {n}" for n in nested._group_actions[0].choices}
+    assert leaves == set(COMMAND_CODES)
 
 
 # --- every code from a real process ---------------------------------------------------------

@@ -37,7 +37,7 @@ from typing import IO, Any
 import orjson
 
 from viano_bug_analysis.errors import VbaError
-from viano_bug_analysis.exit_codes import ExitCode, help_epilog, report
+from viano_bug_analysis.exit_codes import ExitCode, command_epilog, report
 from viano_bug_analysis.project_research.config import load_config
 from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.preflight import preflight
@@ -143,7 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m viano_bug_analysis.project_research",
         description="Answer one read-only project query.",
-        epilog=help_epilog(),
+        epilog=command_epilog("research"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(parser)
