@@ -259,3 +259,38 @@ def test_7_busy(tmp_path: Path) -> None:
         done = vba("case", "build", SPEC, package)
     assert done.returncode == ExitCode.BUSY
     assert error_of(done)["error"] == "package_busy"
+
+
+def test_130_ctrl_c_is_one_line_without_a_traceback() -> None:
+    program = (
+        "import viano_bug_analysis.cli as cli\n"
+        "def interrupted(args): raise KeyboardInterrupt\n"
+        "cli._cmd_schema = interrupted\n"
+        "raise SystemExit(cli.main(['schema']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == INTERRUPTED == 130
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "interrupted: what was written so far is kept; run the same command again to go on"
+    ]
+
+
+def test_130_from_a_real_sigint(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    write_config(tmp_path)
+    # `--query -` waits on stdin: the interrupt finds the command mid-run.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--project-config",
+         "project.toml", "--query", "-"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+    )  # fmt: skip
+    time.sleep(2.0)
+    os.kill(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err

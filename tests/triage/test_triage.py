@@ -369,3 +369,37 @@ def test_the_index_in_headless_chromium_filters_and_sorts(
     dom = run_chromium(executable, tmp_path / "profile", "--dump-dom", page).decode()
     assert "<img" not in dom and "&lt;img src=x" in dom
     assert "<title>Triage: 4 reports</title>" in dom
+
+
+def test_ctrl_c_ends_with_one_line_and_130_and_the_rerun_ends_the_same(
+    tmp_path: Path, research_setup: ResearchSetup
+) -> None:
+    # Issue 34: Ctrl-C printed a 25-line KeyboardInterrupt traceback.
+    issues = issues_file(tmp_path)
+    whole = tmp_path / "whole"
+    triage(issues, whole, research_setup, jobs=2)
+    command = [sys.executable, "-m", "viano_bug_analysis.cli", "triage", str(issues),
+               "--project-config", str(research_setup.config_path), "--jobs", "2"]  # fmt: skip
+    out = tmp_path / "interrupted"
+    process = subprocess.Popen(
+        [*command, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    # Once the first report started (its progress line), the workers are running.
+    assert process.stderr is not None
+    process.stderr.readline()
+    os.kill(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.skip("the run finished before the interrupt arrived")
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert err.splitlines()[-1].startswith("interrupted: ")
+    again = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert (out / "index.json").read_bytes() == (whole / "index.json").read_bytes()
+    for case in json.loads((out / "index.json").read_text())["rows"]:
+        verify(out / "cases" / case["case"])
