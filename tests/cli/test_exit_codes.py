@@ -288,6 +288,8 @@ def test_130_from_a_real_sigint(tmp_path: Path) -> None:
          "project.toml", "--query", "-"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         cwd=tmp_path,
+        # A shell's background job ignores SIGINT, and a child inherits that.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     time.sleep(2.0)
     os.kill(process.pid, signal.SIGINT)

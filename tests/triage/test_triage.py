@@ -387,6 +387,8 @@ def test_ctrl_c_ends_with_one_line_and_130_and_the_rerun_ends_the_same(
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
+        # A shell's background job ignores SIGINT, and a child inherits that.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # Once the first report started (its progress line), the workers are running.
     assert process.stderr is not None
