@@ -25,7 +25,7 @@ def kind_of(document: Mapping[str, Any]) -> str | None:
 
 
 def misplaced(document: Mapping[str, Any], expected: str) -> str | None:
-    """The sentence to refuse a document of the other kind with; None when it may be ``expected``."""
+    """The sentence refusing a document of the other kind; None when it may be ``expected``."""
     found = kind_of(document)
     if found is None or found == expected:
         return None

@@ -124,16 +124,14 @@ def test_vba_help_prints_the_whole_table_once() -> None:
         (["-m", "viano_bug_analysis.project_research", "--help"], "research"),
     ],
 )
-def test_a_subcommand_help_shows_examples_and_only_its_codes(
-    command: list[str], name: str
-) -> None:
+def test_a_subcommand_help_shows_examples_and_only_its_codes(command: list[str], name: str) -> None:
     # Issue 34: every subcommand repeated the 10-line table and showed no example.
     done = subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
     assert done.returncode == 0
     assert help_epilog() not in done.stdout
     epilog = done.stdout[done.stdout.index("exit codes (all of them: vba --help):") :]
     listed = [int(line.split()[0]) for line in epilog.splitlines()[1:] if line.strip()]
-    assert listed == sorted({int(c) for c in COMMAND_CODES[name]}) + [INTERRUPTED]
+    assert listed == [*sorted({int(c) for c in COMMAND_CODES[name]}), INTERRUPTED]
     if "project_research" not in command[1]:
         assert "examples:\n  vba " in done.stdout
 
@@ -212,8 +210,8 @@ def test_3_a_research_outage(tmp_path: Path) -> None:
         ' "filters": [], "offset": 0, "limit": 1}'
     )
     done = subprocess.run(
-        [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--project-config", "project.toml",
-         "--query", "query.json"],
+        [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--project-config",
+         "project.toml", "--query", "query.json"],
         capture_output=True,
         text=True,
         cwd=tmp_path,

@@ -165,7 +165,9 @@ def test_refused_query_exits_2(
     path = workspace / "bad.json"
     if content is not None:
         path.write_text(content)
-    exit_code, out, err = run_main(capsys, "--project-config", "project.toml", "--query", "bad.json")
+    exit_code, out, err = run_main(
+        capsys, "--project-config", "project.toml", "--query", "bad.json"
+    )
     assert (exit_code, out) == (2, "")
     assert error_line(err)["error"] == code
 
@@ -352,9 +354,7 @@ def test_an_investigation_file_given_as_the_project_file_names_its_flag(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (workspace / "investigate.toml").write_text('[llm]\nbase_url = "http://127.0.0.1:1/v1"\n')
-    code, _, err = run_main(
-        capsys, "--project-config", "investigate.toml", "--query", "query.json"
-    )
+    code, _, err = run_main(capsys, "--project-config", "investigate.toml", "--query", "query.json")
     line = error_line(err)
     assert code == 2 and line["error"] == "config_invalid"
     assert line["details"]["belongs_to"] == "--config"

@@ -46,7 +46,9 @@ def test_the_references_command_takes_npc_before_any_connection(tmp_path: Path) 
     assert error_of(done)["error"] == "config_unreadable"
 
 
-PROJECT = '[source]\nrepository = "r"\nurl = "https://x.invalid/r.git"\ncommit = "' + "a" * 40 + '"\n'
+PROJECT = (
+    '[source]\nrepository = "r"\nurl = "https://x.invalid/r.git"\ncommit = "' + "a" * 40 + '"\n'
+)
 
 
 def test_a_project_file_given_as_config_names_project_config(tmp_path: Path) -> None:

@@ -311,9 +311,7 @@ def verdict(report: Mapping[str, Any]) -> str:
     for table in tables:
         if table["status"] != PRESENT and "columns" not in table:
             by_status[table["status"]] = by_status.get(table["status"], 0) + 1
-    columns = sum(
-        1 for t in tables for c in t.get("columns", []) if c["status"] != PRESENT
-    )
+    columns = sum(1 for t in tables for c in t.get("columns", []) if c["status"] != PRESENT)
     parts = [f"{n} table(s) {status.replace('_', ' ')}" for status, n in sorted(by_status.items())]
     if columns:
         parts.append(f"{columns} column(s) missing or of the wrong type")

@@ -38,13 +38,13 @@ from viano_bug_analysis.enrichment.origin import query_database, research_origin
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile, Reference
 from viano_bug_analysis.enrichment.profile_check import Schema, resolve_columns
 from viano_bug_analysis.errors import EnrichmentError
-from viano_bug_analysis.vocabulary import ENTITY_TYPE_ALIASES, entity_type_named
 from viano_bug_analysis.project_research.captures import Capture
 from viano_bug_analysis.project_research.config import ResearchConfig
 from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.protocol import Research
 from viano_bug_analysis.project_research.result_versions import CURRENT_VERSION, current_body
 from viano_bug_analysis.snapshot.text_search import contains_word
+from viano_bug_analysis.vocabulary import ENTITY_TYPE_ALIASES, entity_type_named
 
 FORMAT = "viano-references"
 SCHEMA = "references-v2"

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from viano_bug_analysis.errors import InvestigationConfigError
 from viano_bug_analysis.config_kinds import FLAGS, INVESTIGATION, PROJECT, misplaced
+from viano_bug_analysis.errors import InvestigationConfigError
 from viano_bug_analysis.files import (
     NOT_A_REGULAR_FILE,
     TOO_LARGE,

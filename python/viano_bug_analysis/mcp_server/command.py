@@ -77,9 +77,8 @@ def run_mcp(args: argparse.Namespace) -> int:
     if args.project_config is not None:
         from viano_bug_analysis.enrichment.reference_query import with_reference_map
         from viano_bug_analysis.project_research.config import load_config
-        from viano_bug_analysis.project_research.service import ProjectResearch
-
         from viano_bug_analysis.project_research.preflight import preflight
+        from viano_bug_analysis.project_research.service import ProjectResearch
 
         service = ProjectResearch(load_config(args.project_config))
         try:

@@ -152,9 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = project_config_of(args)
     except ResearchError as error:
         return report(error)
-    return run(
-        config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile
-    )
+    return run(config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile)
 
 
 if __name__ == "__main__":

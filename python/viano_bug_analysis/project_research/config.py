@@ -214,7 +214,9 @@ def load_config(path: str | os.PathLike[str]) -> ResearchConfig:
         refuse=_refused,
     )
     if (wrong := misplaced(data, PROJECT)) is not None:
-        raise ResearchError("config_invalid", wrong, {"key": "", "belongs_to": FLAGS[INVESTIGATION]})
+        raise ResearchError(
+            "config_invalid", wrong, {"key": "", "belongs_to": FLAGS[INVESTIGATION]}
+        )
     return parse_config(data, base_dir=config_path.parent, path=config_path)
 
 

@@ -18,7 +18,6 @@ it happen first.
 from __future__ import annotations
 
 import difflib
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,7 +111,8 @@ def nearest_refs(git_dir: Path, commit: str) -> list[tuple[str, str]]:
 
     def rank(item: tuple[str, str]) -> tuple[int, int, str]:
         name, sha = item
-        shared = len(os.path.commonprefix([sha, commit]))
+        pairs = enumerate(zip(sha, commit, strict=False))
+        shared = next((i for i, (a, b) in pairs if a != b), len(sha))
         return (-shared, 0 if name == "HEAD" else 1 if name.startswith("refs/heads/") else 2, name)
 
     return sorted(refs.items(), key=rank)[:SHOWN]
@@ -155,7 +155,11 @@ def _read_sha(path: Path) -> str | None:
         text = path.read_text(encoding="ascii").strip() if path.is_file() else ""
     except (OSError, UnicodeDecodeError):
         return None
-    return text.lower() if len(text) == 40 and all(c in "0123456789abcdefABCDEF" for c in text) else None
+    return (
+        text.lower()
+        if len(text) == 40 and all(c in "0123456789abcdefABCDEF" for c in text)
+        else None
+    )
 
 
 def _check_databases(research: ProjectResearch, allow: Any, name: str | None) -> None:
