@@ -12,14 +12,17 @@ Exit codes are the table of every command (``viano_bug_analysis.exit_codes``,
 docs/errors.md); the ones this command can end with:
 
 * 0 — answered; the result is on stdout;
-* 2 — refused: bad configuration, unreadable or invalid query, or a query the
+* 2 — refused: bad configuration (a pinned commit the repository does not
+  hold, a repository or database that is not there: the preflight of the
+  provider the query asks), unreadable or invalid query, or a query the
   provider rejects (unknown column, table not allowed, ...);
 * 3 — research unavailable: the database or repository cannot be reached
-  (connection refused, timeout, authentication, missing credentials). The
-  same query may succeed once the operator fixes the service;
+  (connection refused, timeout, missing credentials). The same query may
+  succeed once the operator fixes the service;
+* 9 — the database refused the reader's user name or password;
 * 1 — an unexpected failure (a bug; Python prints the traceback).
 
-On exit 2 and 3, stderr holds one JSON line ``{"error": code, "message",
+On exit 2, 3 and 9, stderr holds one JSON line ``{"error": code, "message",
 "details"}``. Neither contains credentials, hosts, user names or values.
 Nothing is written anywhere, except the persistent content cache of decoded
 git blobs when the configuration names one (``source.cache_dir``);

@@ -106,7 +106,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--project-config", help="ProjectResearch TOML (enrichment and leads)")
     parser.add_argument(
-        "--config", help="investigation TOML with [llm]: interpret and investigate each report"
+        "--config",
+        help="investigation TOML with [llm]: interpret and investigate each report (the "
+        "project file is --project-config)",
     )
     parser.add_argument("--out", required=True, type=Path, help="the triage folder")
     parser.add_argument(
