@@ -25,8 +25,11 @@ dev: $(PY)
 	$(PIP) install --quiet -r $(VENV)/build-requirements.txt
 	$(VENV)/bin/maturin develop --release --extras test,lint
 
+# The main job on bundled data (scripts/demo.sh: a tracker issue becomes a case
+# with leads and a report, against the tests' throwaway MariaDB, which it
+# starts and stops), then the router batch of samples/bug-20.
 demo: install
-	$(PY) -m viano_bug_analysis.demo samples/bug-20
+	PYTHON=$(PY) scripts/demo.sh
 
 rust-test:
 	cargo test --lib --quiet

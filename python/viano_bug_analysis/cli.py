@@ -12,7 +12,8 @@
                    [--profile P]                build or extend a case revision, enriched
     vba case verify PACKAGE [--json]            check a package's hashes (read-only)
     vba case leads PACKAGE [--json]             where to look first: the ranked leads (read-only)
-    vba research --config C --query Q.json      answer one live project query
+    vba research --project-config C --query Q.json
+                                                answer one live project query
     vba references --project-config C --type T --id N [--package P] [--profile P] [--json]
                                                 every use of an ID as a type (rows, lines)
     vba interpret PACKAGE --config C [--reinterpret] [--profile P]
@@ -65,7 +66,13 @@ from typing import Any
 import orjson
 
 from viano_bug_analysis.errors import VbaError
-from viano_bug_analysis.exit_codes import ExitCode, help_epilog, report
+from viano_bug_analysis.exit_codes import (
+    INTERRUPTED,
+    ExitCode,
+    command_epilog,
+    help_epilog,
+    report,
+)
 
 MAX_REQUEST_FILE_BYTES = 32 * 1024 * 1024
 # Short names kept from the first release; every bundled name works too.
@@ -307,10 +314,14 @@ def _cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _cmd_research(args: argparse.Namespace) -> int:
-    from viano_bug_analysis.project_research.__main__ import run
+    from viano_bug_analysis.project_research.__main__ import project_config_of, run
 
     return run(
-        args.config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile
+        project_config_of(args),
+        args.query,
+        pretty=args.pretty,
+        no_cache=args.no_cache,
+        profile=args.profile,
     )
 
 
@@ -351,18 +362,71 @@ def _add_profile(parser: argparse.ArgumentParser, *, router: bool = False) -> No
         )
 
 
+LOCAL = "config/project.local.toml"
+INVESTIGATE = "config/investigate.local.toml"
+# One or two real invocations per command, shown at the end of its --help.
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "query": ("vba query cases/vcore-1234 request.json --pretty",),
+    "schema": ("vba schema", "vba schema case-spec-v1 > case-spec.schema.json"),
+    "case import": (
+        "gh issue view 1234 --json number,title,body,url,author,labels,createdAt > issue.json",
+        "vba case import issue.json -o specs/vcore-1234.json",
+    ),
+    "case create": ("vba case create specs/vcore-1234.json cases/vcore-1234",),
+    "case build": (
+        f"vba case build specs/vcore-1234.json cases/vcore-1234 --project-config {LOCAL}",
+        "vba case build specs/vcore-1234.json cases/vcore-1234 --project-config "
+        f"{LOCAL} --at-report-revision",
+    ),
+    "case verify": ("vba case verify cases/vcore-1234",),
+    "case leads": ("vba case leads cases/vcore-1234",),
+    "profile check": (f"vba profile check --project-config {LOCAL}",),
+    "research": (f"vba research --project-config {LOCAL} --query query.json --pretty",),
+    "references": (
+        f"vba references --project-config {LOCAL} --type npc --id 36440",
+        f"vba references --project-config {LOCAL} --type quest --id 25134 --package "
+        "cases/vcore-1234",
+    ),
+    "triage": (
+        "gh issue list --state all --limit 1000 --json number,title,body,url,state,labels,"
+        "author,createdAt,updatedAt > issues.json",
+        f"vba triage issues.json --out triage/ --project-config {LOCAL}",
+    ),
+    "interpret": (f"vba interpret cases/vcore-1234 --config {INVESTIGATE}",),
+    "investigate": (f"vba investigate cases/vcore-1234 --config {INVESTIGATE}",),
+    "llm check": (f"vba llm check --config {INVESTIGATE}",),
+    "status": (
+        "vba status cases/vcore-1234",
+        f"vba status cases/vcore-1234 --config {INVESTIGATE}",
+    ),
+    "report": ("vba report cases/vcore-1234 -o vcore-1234.html",),
+    "resume": ("vba resume cases/vcore-1234 --operator alice",),
+    "mcp": (f"vba mcp --package cases/vcore-1234 --project-config {LOCAL}",),
+}
+
+
+def _help(command: str | None = None) -> dict[str, Any]:
+    """The --help settings of a (sub)command: its examples and exit codes; none for a
+    group of subcommands (``vba case``), whose own subcommands show theirs."""
+    shown: dict[str, Any] = {"formatter_class": argparse.RawDescriptionHelpFormatter}
+    if command is not None:
+        shown["epilog"] = command_epilog(command, EXAMPLES[command])
+    return shown
+
+
 def _parser() -> argparse.ArgumentParser:
-    shared: dict[str, Any] = {
-        "epilog": help_epilog(),
-        "formatter_class": argparse.RawDescriptionHelpFormatter,
-    }
     parser = argparse.ArgumentParser(
-        prog="vba", description="VianoBugAnalysis read-only tools", **shared
+        prog="vba",
+        description="VianoBugAnalysis read-only tools",
+        epilog=help_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"vba {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    query = commands.add_parser("query", help="answer one investigation-request-v1 batch", **shared)
+    query = commands.add_parser(
+        "query", help="answer one investigation-request-v1 batch", **_help("query")
+    )
     query.add_argument("package", type=Path, help="case package directory")
     query.add_argument("request", type=Path, help="request JSON file")
     query.add_argument("--pretty", action="store_true", help="indent the result JSON")
@@ -376,7 +440,7 @@ def _parser() -> argparse.ArgumentParser:
     query.set_defaults(run=_cmd_query)
 
     schema = commands.add_parser(
-        "schema", help="list the bundled JSON Schemas, or print one", **shared
+        "schema", help="list the bundled JSON Schemas, or print one", **_help("schema")
     )
     schema.add_argument(
         "name",
@@ -385,12 +449,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     schema.set_defaults(run=_cmd_schema)
 
-    case = commands.add_parser("case", help="case package commands", **shared)
+    case = commands.add_parser("case", help="case package commands", **_help())
     case_commands = case.add_subparsers(dest="case_command", required=True)
     intake = case_commands.add_parser(
         "import",
         help="turn a tracker issue (GitHub/GitLab JSON, Markdown) into a case spec",
-        **shared,
+        **_help("case import"),
     )
     intake.add_argument("report", help="issue JSON (gh, GitHub REST, GitLab), Markdown or text; -")
     intake_target = intake.add_mutually_exclusive_group(required=True)
@@ -412,7 +476,7 @@ def _parser() -> argparse.ArgumentParser:
     intake.add_argument("--json", action="store_true", help="print the result as JSON")
     intake.set_defaults(run=_cmd_case_import)
     create = case_commands.add_parser(
-        "create", help="build a case package from a spec file", **shared
+        "create", help="build a case package from a spec file", **_help("case create")
     )
     create.add_argument("spec", type=Path, help="case-spec-v1 JSON file")
     create.add_argument("out_dir", type=Path, help="new package directory (must not exist)")
@@ -421,7 +485,7 @@ def _parser() -> argparse.ArgumentParser:
     build = case_commands.add_parser(
         "build",
         help="build a case revision, enriched through ProjectResearch (resumable)",
-        **shared,
+        **_help("case build"),
     )
     build.add_argument("spec", type=Path, help="case-spec-v1 JSON file")
     build.add_argument("package", type=Path, help="package directory (created or extended)")
@@ -447,7 +511,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     build.set_defaults(run=_cmd_case_build)
     verify = case_commands.add_parser(
-        "verify", help="check a package's manifest, case and hashes (read-only)", **shared
+        "verify",
+        help="check a package's manifest, case and hashes (read-only)",
+        **_help("case verify"),
     )
     verify.add_argument("package", type=Path, help="package directory")
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -455,18 +521,18 @@ def _parser() -> argparse.ArgumentParser:
     leads = case_commands.add_parser(
         "leads",
         help="the ranked leads of a package's current revision: where to look first (read-only)",
-        **shared,
+        **_help("case leads"),
     )
     leads.add_argument("package", type=Path, help="package directory")
     leads.add_argument("--json", action="store_true", help="print the leads as JSON")
     leads.set_defaults(run=_cmd_case_leads)
 
-    profile = commands.add_parser("profile", help="enrichment profile commands", **shared)
+    profile = commands.add_parser("profile", help="enrichment profile commands", **_help())
     profile_commands = profile.add_subparsers(dest="profile_command", required=True)
     profile_check = profile_commands.add_parser(
         "check",
         help="how the profile's tables and columns fit the live database (read-only)",
-        **shared,
+        **_help("profile check"),
     )
     profile_check.add_argument("--project-config", required=True, help="ProjectResearch TOML")
     _add_profile(profile_check)
@@ -476,7 +542,7 @@ def _parser() -> argparse.ArgumentParser:
     research = commands.add_parser(
         "research",
         help="answer one project-query-v1 query (live git / database, read-only)",
-        **shared,
+        **_help("research"),
     )
     from viano_bug_analysis.project_research.__main__ import add_arguments as add_research
 
@@ -489,7 +555,7 @@ def _parser() -> argparse.ArgumentParser:
         "references",
         help="every place the project uses an ID as an entity type: rows, source lines, "
         "constants (read-only)",
-        **shared,
+        **_help("references"),
     )
     add_references(references)
     _add_profile(references, router=True)
@@ -500,7 +566,7 @@ def _parser() -> argparse.ArgumentParser:
     triage = commands.add_parser(
         "triage",
         help="many tracker reports at once: import, build and investigate each, one index",
-        **shared,
+        **_help("triage"),
     )
     add_triage(triage)
     _add_profile(triage, router=True)
@@ -509,7 +575,7 @@ def _parser() -> argparse.ArgumentParser:
     interpret = commands.add_parser(
         "interpret",
         help="propose hypotheses for a case's report with an LLM (a new case revision)",
-        **shared,
+        **_help("interpret"),
     )
     interpret.add_argument("package", help="case package directory")
     interpret.add_argument("--config", required=True, help="investigation TOML configuration")
@@ -523,7 +589,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_profile(interpret, router=True)
     interpret.set_defaults(run=_cmd_interpret)
     investigate = commands.add_parser(
-        "investigate", help="investigate a case package with an LLM", **shared
+        "investigate", help="investigate a case package with an LLM", **_help("investigate")
     )
     investigate.add_argument("package", help="case package directory")
     investigate.add_argument("--config", required=True, help="investigation TOML configuration")
@@ -536,19 +602,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_profile(investigate, router=True)
     investigate.set_defaults(run=_cmd_investigate)
-    llm = commands.add_parser("llm", help="LLM endpoint commands", **shared)
+    llm = commands.add_parser("llm", help="LLM endpoint commands", **_help())
     llm_commands = llm.add_subparsers(dest="llm_command", required=True)
     llm_check = llm_commands.add_parser(
         "check",
         help="check every configured LLM endpoint: reachability, models, response formats, "
         "latency, usage fields (a few dozen tokens)",
-        **shared,
+        **_help("llm check"),
     )
     llm_check.add_argument("--config", required=True, help="investigation TOML configuration")
     llm_check.add_argument("--json", action="store_true", help="print the check as JSON")
     llm_check.set_defaults(run=_cmd_llm_check)
     status = commands.add_parser(
-        "status", help="show the investigation state of a package", **shared
+        "status", help="show the investigation state of a package", **_help("status")
     )
     status.add_argument("package", help="case package directory")
     status.add_argument("--json", action="store_true", help="print JSON")
@@ -558,7 +624,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     status.set_defaults(run=_cmd_status)
     report_cmd = commands.add_parser(
-        "report", help="the case report as one HTML page, Markdown or JSON (read-only)", **shared
+        "report",
+        help="the case report as one HTML page, Markdown or JSON (read-only)",
+        **_help("report"),
     )
     report_cmd.add_argument("package", help="case package directory")
     report_cmd.add_argument(
@@ -573,7 +641,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     report_cmd.set_defaults(run=_cmd_report)
     resume = commands.add_parser(
-        "resume", help="operator resume of a blocked investigation", **shared
+        "resume", help="operator resume of a blocked investigation", **_help("resume")
     )
     resume.add_argument("package", help="case package directory")
     resume.add_argument("--operator", required=True, help="who resumes (recorded)")
@@ -581,7 +649,7 @@ def _parser() -> argparse.ArgumentParser:
     from viano_bug_analysis.mcp_server.command import add_arguments as add_mcp_arguments
 
     mcp = commands.add_parser(
-        "mcp", help="serve the read-only tools of one package over MCP (stdio)", **shared
+        "mcp", help="serve the read-only tools of one package over MCP (stdio)", **_help("mcp")
     )
     add_mcp_arguments(mcp)
     _add_profile(mcp, router=True)
@@ -601,7 +669,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not _stdout_reader_gone():
                 raise
             return _stdout_closed()
+        except KeyboardInterrupt:
+            return _interrupted()
     return int(code)
+
+
+def _interrupted() -> int:
+    """Ctrl-C: one line and 130 (128 + SIGINT), not Python's traceback.
+
+    Every write of the package is atomic (a temporary file renamed into
+    place), so what was written before the interrupt stays valid and the
+    same command resumes from it; the cleanups already ran while the
+    ``KeyboardInterrupt`` unwound to here.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(
+            "\ninterrupted: what was written so far is kept; run the same command again to go on\n"
+        )
+        sys.stderr.flush()
+    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+    if threading.current_thread() is threading.main_thread() and any(not t.daemon for t in others):
+        # Worker threads (vba triage --jobs) would hold the exit until their
+        # report is done, and a second Ctrl-C there prints a traceback. Their
+        # writes are atomic and the package lock is the OS's, so ending now
+        # leaves what a kill -9 leaves: nothing a rerun cannot take up.
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os._exit(INTERRUPTED)
+    return INTERRUPTED
 
 
 def _stdout_reader_gone() -> bool:

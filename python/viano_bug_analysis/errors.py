@@ -453,6 +453,7 @@ class ResearchError(VbaError):
             "config_unreadable",
             "database_ambiguous",
             "database_error",
+            "database_not_found",
             "entity_id_invalid",
             "entity_type_unknown",
             "identifier_invalid",
@@ -478,6 +479,7 @@ class ResearchError(VbaError):
             "input_unreadable",
             "query_invalid",
             "query_too_large",
+            "repository_unreadable",
         }
     )
 
@@ -514,6 +516,26 @@ class ResearchUnavailable(ResearchError):
     @property
     def reason(self) -> str:
         return str(self.details["reason"])
+
+
+class ResearchAuthFailed(ResearchUnavailable):
+    """The database refused the reader's user name or password (``reason``
+    ``auth_failed``): an outage to the controller like every
+    ``ResearchUnavailable`` (the case blocks, nothing is lost), but its own
+    code and exit code, since running again unchanged cannot help."""
+
+    codes = frozenset({"research_auth_failed"})
+
+    def __init__(self, provider: str, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(
+            provider,
+            "auth_failed",
+            f"the {provider} refused the reader's user name or password; fix the "
+            "credentials the project config names ([database] user, password_env or "
+            "password_file)",
+            details,
+        )
+        self.code = "research_auth_failed"
 
 
 class CaptureError(ResearchError):

@@ -34,6 +34,7 @@ class ExitCode(IntEnum):
     IO_FAILED = 6
     BUSY = 7
     PROFILE_GAPS = 8
+    CREDENTIALS = 9
 
 
 MEANINGS: dict[ExitCode, str] = {
@@ -50,7 +51,13 @@ MEANINGS: dict[ExitCode, str] = {
         "`vba case build` could read nothing from the database: every database query was "
         "refused (the revision is written; its summary's first line says why)"
     ),
+    ExitCode.CREDENTIALS: (
+        "the database refused the reader's user name or password; fix the credentials "
+        "(running again unchanged fails the same way)"
+    ),
 }
+# Not a command's result: the command was ended from outside (128 + the signal).
+INTERRUPTED = 130  # Ctrl-C (SIGINT)
 
 # Every LLM error except a bad configuration or a bad message list comes from
 # talking to the endpoint: the service refused, failed or answered unusably,
@@ -60,6 +67,7 @@ LLM_SERVICE_CODES = LlmError.codes - {LLM_CONFIG_INVALID, LLM_MESSAGES_INVALID}
 
 BY_CODE: dict[str, ExitCode] = {
     "research_unavailable": ExitCode.UNAVAILABLE,
+    "research_auth_failed": ExitCode.CREDENTIALS,
     **{code: ExitCode.UNAVAILABLE for code in LLM_SERVICE_CODES},
     # Stored bytes no longer match what the package records for them.
     "attachment_missing": ExitCode.DAMAGED,
@@ -117,20 +125,69 @@ def report(error: VbaError, stream: IO[str] | None = None) -> ExitCode:
     return exit_code_for(error)
 
 
+_E = ExitCode
+_PACKAGE_READ = (_E.OK, _E.REJECTED, _E.DAMAGED, _E.IO_FAILED)
+_RESEARCH = (_E.UNAVAILABLE, _E.CREDENTIALS)
+_INVESTIGATION = (*_PACKAGE_READ, *_RESEARCH, _E.BLOCKED, _E.BUSY)
+# The codes each command can end with (besides 1, a bug): one table, read by
+# each subcommand's --help (``command_epilog``). A command that reads the
+# project (preflight, queries) can meet an outage (3) or a refused password (9).
+COMMAND_CODES: dict[str, tuple[ExitCode, ...]] = {
+    "query": _PACKAGE_READ,
+    "schema": (_E.OK, _E.REJECTED),
+    "case import": (_E.OK, _E.REJECTED, _E.IO_FAILED),
+    "case create": (_E.OK, _E.REJECTED, _E.IO_FAILED),
+    "case build": (*_PACKAGE_READ, *_RESEARCH, _E.BUSY, _E.PROFILE_GAPS),
+    "case verify": _PACKAGE_READ,
+    "case leads": _PACKAGE_READ,
+    "profile check": (_E.OK, _E.REJECTED, *_RESEARCH, _E.PROFILE_GAPS),
+    "research": (_E.OK, _E.REJECTED, *_RESEARCH),
+    "references": (*_PACKAGE_READ, *_RESEARCH),
+    "triage": _INVESTIGATION,
+    "interpret": _INVESTIGATION,
+    "investigate": _INVESTIGATION,
+    "llm check": (_E.OK, _E.REJECTED, _E.UNAVAILABLE),
+    "status": _PACKAGE_READ,
+    "report": _PACKAGE_READ,
+    "resume": (*_PACKAGE_READ, _E.BUSY),
+    "mcp": (*_PACKAGE_READ, *_RESEARCH),
+}
+
+
+def command_epilog(command: str, examples: tuple[str, ...] = ()) -> str:
+    """A subcommand's --help ending: its examples, then only the exit codes it can
+    end with (the whole table is ``vba --help``'s and docs/errors.md's)."""
+    lines = []
+    if examples:
+        lines += ["examples:", *(f"  {example}" for example in examples), ""]
+    lines.append("exit codes (all of them: vba --help):")
+    lines += [f"  {int(code)}  {MEANINGS[code]}" for code in sorted(set(COMMAND_CODES[command]))]
+    lines.append(f"  {INTERRUPTED}  interrupted (Ctrl-C); what was written stays valid")
+    return "\n".join(lines)
+
+
 def help_epilog() -> str:
     """The table as printed at the end of every ``--help``."""
     lines = ["exit codes:"]
     lines += [f"  {int(code)}  {MEANINGS[code]}" for code in ExitCode]
-    lines.append("On exit 2, 3, 5, 6 and 7 stderr holds one JSON line {error, message, details}.")
+    lines.append(
+        f"  {INTERRUPTED}  interrupted (Ctrl-C): one line, no traceback; run again to go on"
+    )
+    lines.append(
+        "On exit 2, 3, 5, 6, 7 and 9 stderr holds one JSON line {error, message, details}."
+    )
     return "\n".join(lines)
 
 
 __all__ = [
     "BY_CODE",
     "BY_SUFFIX",
+    "COMMAND_CODES",
+    "INTERRUPTED",
     "LLM_SERVICE_CODES",
     "MEANINGS",
     "ExitCode",
+    "command_epilog",
     "exit_code_for",
     "help_epilog",
     "report",

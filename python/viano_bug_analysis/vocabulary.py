@@ -29,6 +29,7 @@ compiled ``IDENTIFIER`` / ``SYMBOL`` give each its form.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Final
 
 FILTER_OPERATORS: Final[tuple[str, ...]] = ("eq", "ne", "lt", "le", "gt", "ge", "contains", "in")
@@ -48,6 +49,30 @@ SYMBOL: Final = re.compile(SYMBOL_PATTERN)
 ENV_NAME: Final = re.compile(ENV_NAME_PATTERN)
 
 
+# Entity types as operators say them (wowhead's words): each alias names a
+# profile's type. Used wherever a person types an entity type (vba
+# references, the references query, MCP's project_references).
+ENTITY_TYPE_ALIASES: Final[dict[str, str]] = {
+    "npc": "creature",
+    "mob": "creature",
+    "object": "gameobject",
+    "go": "gameobject",
+    "gob": "gameobject",
+}
+
+
+def entity_type_named(name: str, known: Collection[str]) -> str:
+    """The type of ``known`` that ``name`` names: itself, in any case, or by an alias;
+    ``name`` unchanged when it names none (the caller refuses it with ``known``)."""
+    if name in known:
+        return name
+    lowered = name.lower()
+    for candidate in (lowered, ENTITY_TYPE_ALIASES.get(lowered)):
+        if candidate is not None and candidate in known:
+            return candidate
+    return name
+
+
 def schema_pattern(pattern: str) -> str:
     """``pattern`` anchored as a JSON Schema ``pattern`` keyword writes it."""
     return f"^{pattern}$"
@@ -64,6 +89,7 @@ def is_symbol(text: object) -> bool:
 
 
 __all__ = [
+    "ENTITY_TYPE_ALIASES",
     "ENV_NAME",
     "ENV_NAME_PATTERN",
     "EQUALITY_OPERATORS",
@@ -74,6 +100,7 @@ __all__ = [
     "ORDERED_OPERATORS",
     "SYMBOL",
     "SYMBOL_PATTERN",
+    "entity_type_named",
     "is_identifier",
     "is_symbol",
     "schema_pattern",

@@ -31,6 +31,8 @@ from viano_bug_analysis.errors import VbaError
 from viano_bug_analysis.exit_codes import (
     BY_CODE,
     BY_SUFFIX,
+    COMMAND_CODES,
+    INTERRUPTED,
     LLM_SERVICE_CODES,
     MEANINGS,
     ExitCode,
@@ -98,22 +100,55 @@ def test_codes_map_by_name_then_by_suffix(code: str, expected: ExitCode) -> None
     assert exit_code_for(VbaError(code, "x")) == expected
 
 
+def test_vba_help_prints_the_whole_table_once() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "viano_bug_analysis.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert help_epilog() in done.stdout and done.stdout.count("exit codes:") == 1
+
+
 @pytest.mark.parametrize(
-    "command",
+    ("command", "name"),
     [
-        ["-m", "viano_bug_analysis.cli", "--help"],
-        ["-m", "viano_bug_analysis.cli", "query", "--help"],
-        ["-m", "viano_bug_analysis.cli", "investigate", "--help"],
-        ["-m", "viano_bug_analysis.cli", "case", "verify", "--help"],
-        ["-m", "viano_bug_analysis.cli", "research", "--help"],
-        ["-m", "viano_bug_analysis.case", "create", "--help"],
-        ["-m", "viano_bug_analysis.project_research", "--help"],
+        (["-m", "viano_bug_analysis.cli", "query", "--help"], "query"),
+        (["-m", "viano_bug_analysis.cli", "investigate", "--help"], "investigate"),
+        (["-m", "viano_bug_analysis.cli", "case", "verify", "--help"], "case verify"),
+        (["-m", "viano_bug_analysis.cli", "case", "build", "--help"], "case build"),
+        (["-m", "viano_bug_analysis.cli", "research", "--help"], "research"),
+        (["-m", "viano_bug_analysis.cli", "profile", "check", "--help"], "profile check"),
+        (["-m", "viano_bug_analysis.case", "create", "--help"], "case create"),
+        (["-m", "viano_bug_analysis.project_research", "--help"], "research"),
     ],
 )
-def test_help_prints_the_table(command: list[str]) -> None:
+def test_a_subcommand_help_shows_examples_and_only_its_codes(command: list[str], name: str) -> None:
+    # Issue 34: every subcommand repeated the 10-line table and showed no example.
     done = subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
     assert done.returncode == 0
-    assert help_epilog() in done.stdout
+    assert help_epilog() not in done.stdout
+    epilog = done.stdout[done.stdout.index("exit codes (all of them: vba --help):") :]
+    listed = [int(line.split()[0]) for line in epilog.splitlines()[1:] if line.strip()]
+    assert listed == [*sorted({int(c) for c in COMMAND_CODES[name]}), INTERRUPTED]
+    if "project_research" not in command[1]:
+        assert "examples:\n  vba " in done.stdout
+
+
+def test_every_subcommand_has_examples_and_codes() -> None:
+    from viano_bug_analysis.cli import EXAMPLES, _parser
+
+    assert set(EXAMPLES) == set(COMMAND_CODES)
+    commands = _parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    leaves = set()
+    for name, sub in commands.items():
+        nested = sub._subparsers
+        if nested is None:
+            leaves.add(name)
+        else:
+            leaves |= {f"{name} {n}" for n in nested._group_actions[0].choices}
+    assert leaves == set(COMMAND_CODES)
 
 
 # --- every code from a real process ---------------------------------------------------------
@@ -175,8 +210,8 @@ def test_3_a_research_outage(tmp_path: Path) -> None:
         ' "filters": [], "offset": 0, "limit": 1}'
     )
     done = subprocess.run(
-        [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--config", "project.toml",
-         "--query", "query.json"],
+        [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--project-config",
+         "project.toml", "--query", "query.json"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -222,3 +257,40 @@ def test_7_busy(tmp_path: Path) -> None:
         done = vba("case", "build", SPEC, package)
     assert done.returncode == ExitCode.BUSY
     assert error_of(done)["error"] == "package_busy"
+
+
+def test_130_ctrl_c_is_one_line_without_a_traceback() -> None:
+    program = (
+        "import viano_bug_analysis.cli as cli\n"
+        "def interrupted(args): raise KeyboardInterrupt\n"
+        "cli._cmd_schema = interrupted\n"
+        "raise SystemExit(cli.main(['schema']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == INTERRUPTED == 130
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "interrupted: what was written so far is kept; run the same command again to go on"
+    ]
+
+
+def test_130_from_a_real_sigint(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    write_config(tmp_path)
+    # `--query -` waits on stdin: the interrupt finds the command mid-run.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--project-config",
+         "project.toml", "--query", "-"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        # A shell's background job ignores SIGINT, and a child inherits that.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    time.sleep(2.0)
+    os.kill(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err

@@ -113,8 +113,8 @@ def test_research_refuses_a_hostile_query_from_stdin_before_connecting(
     # The database port is closed: reaching it would exit 3, not 2.
     write_config(tmp_path, CONFIG_TOML.replace("port = 33079", f"port = {closed_port()}"))
     done = subprocess.run(
-        [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--config", "project.toml",
-         "--query", "-"],
+        [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--project-config",
+         "project.toml", "--query", "-"],
         input=raw,
         capture_output=True,
         text=True,

@@ -88,7 +88,12 @@ def test_every_table_is_reported_with_its_status_and_what_it_blocks() -> None:
     assert not report["ok"]
     blocked = {item["user"] for item in report["blocked"]}
     assert blocked == {"entities.quest", "reference quest_condition"}
-    assert report["allowlist_lines"] == ["[database.allow]", 'world = [... "conditions"]']
+    assert report["allowlist_lines"] == [
+        "[database.allow]",
+        "world = [",
+        '    "conditions",  # added: the profile reads it',
+        "]",
+    ]
     text = "\n".join(warnings(report))
     assert "table quest_template: missing (table_not_found)" in text
 
@@ -202,3 +207,39 @@ def test_a_missing_column_names_the_relation_table_and_column() -> None:
         "reads conditions.ConditionTypeOrReference: column missing"
         in (blocked["reference quest_condition"])
     )
+
+
+def test_the_verdict_and_the_fix_come_first() -> None:
+    # Issue 34: the 25 tables to add came at the end of 445 lines.
+    import tomllib
+
+    from viano_bug_analysis.enrichment.profile_check import lines
+
+    report = check_profile(
+        parse_profile(PROFILE),
+        _schema({"conditions": "table_not_allowed", "quest_template": "table_not_found"}),
+        allowed=["quest_template", "game_event_creature_quest"],
+    )
+    out = lines(report)
+    assert out[0].startswith("profile ") and ": does not fit: " in out[0]
+    assert "1 table(s) missing" in out[0] and "1 table(s) not allowlisted" in out[0]
+    assert out[1].startswith("the fix: ")
+    pasted = "\n".join(out[2 : 2 + len(report["allowlist_lines"])])
+    assert tomllib.loads(pasted)["database"]["allow"]["world"] == [
+        "quest_template",
+        "game_event_creature_quest",
+        "conditions",
+    ]
+    # Then the tables with a problem, each with who uses it; the rest on one line.
+    rest = out[2 + len(report["allowlist_lines"]) :]
+    assert rest[0] == "table conditions: not allowlisted (table_not_allowed)"
+    assert rest[1].startswith("  used by: ")
+    assert sum(line.startswith("tables there (") for line in rest) == 1
+
+
+def test_a_profile_that_fits_says_so_in_one_line() -> None:
+    from viano_bug_analysis.enrichment.profile_check import lines
+
+    report = _check({})
+    report["ok"] = True  # the fixture's text-typed column aside
+    assert lines(report)[0].endswith("fits; all 3 tables and their columns are there")

@@ -170,7 +170,7 @@ def test_vba_research_answers_the_kind_with_a_profile_and_refuses_it_without(
     config = write_config(tmp_path, mariadb, *repo)
     query = tmp_path / "query.json"
     query.write_text(json.dumps(QUERY))
-    command = [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--config",
+    command = [sys.executable, "-m", "viano_bug_analysis.cli", "research", "--project-config",
                str(config), "--query", str(query)]  # fmt: skip
     answered = subprocess.run([*command, "--profile", "vcore"], capture_output=True, check=False)
     assert answered.returncode == 0, answered.stderr

@@ -192,12 +192,24 @@ def test_path_table_and_sql_arguments_are_refused(
     assert verify_calls(str(package.path))["errors"] == 5
 
 
-def test_a_wrong_password_is_unavailable_and_never_shown(
+def test_a_wrong_password_ends_the_server_before_it_serves_and_is_never_shown(
     package: BuiltPackage, research_setup: tuple[Path, str]
 ) -> None:
+    # Issue 34: the config preflight refuses the credentials at once (exit 9, its
+    # own code), instead of a session whose every project call says "unavailable".
+    import os
+    import subprocess
+    import sys
+
     config, _ = research_setup
     marker = "not-the-password-7f3a"
-    _, (result,) = call_all(package.path, config, marker, [ROWS])
-    assert result.is_error is True
-    assert result.structured_content["error"] == "research_unavailable"
-    assert marker not in json.dumps(result.structured_content)
+    done = subprocess.run(
+        [sys.executable, "-m", "viano_bug_analysis.cli", "mcp", "--package", str(package.path),
+         "--project-config", str(config)],
+        env={**os.environ, PASSWORD_ENV: marker}, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 9, done.stderr
+    error = json.loads(done.stderr)
+    assert (error["error"], error["details"]["reason"]) == ("research_auth_failed", "auth_failed")
+    assert marker not in done.stderr + done.stdout

@@ -45,7 +45,7 @@ def test_references_answer_as_one_document_with_the_package_s_snapshots(
         {PASSWORD_ENV: password},
         [
             {"entity_type": "creature", "id": 91001, "limit": 5},
-            {"entity_type": "npc", "id": 1},
+            {"entity_type": "monster", "id": 1},
             {"entity_type": "quest", "id": 0},
         ],
     )

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.project_research.research_fakes import (
+    COMMIT,
     CONFIG_TOML,
     PASSWORD_MARKER,
     FakeDatabase,
@@ -94,7 +95,7 @@ def test_prints_the_result(
     workspace: Path, fakes: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = tree(workspace)
-    code, out, err = run_main(capsys, "--config", "project.toml", "--query", "query.json")
+    code, out, err = run_main(capsys, "--project-config", "project.toml", "--query", "query.json")
     assert (code, err) == (0, "")
     result = json.loads(out)
     schema_validator("project-result-v2").validate(result)
@@ -125,7 +126,7 @@ def test_query_from_stdin(
 
     stdin = io.TextIOWrapper(io.BytesIO(json.dumps(SEARCH).encode()))
     monkeypatch.setattr(sys, "stdin", stdin)
-    code, out, _ = run_main(capsys, "--config", "project.toml", "--query", "-")
+    code, out, _ = run_main(capsys, "--project-config", "project.toml", "--query", "-")
     assert code == 0 and json.loads(out)["query"] == SEARCH
 
 
@@ -164,7 +165,9 @@ def test_refused_query_exits_2(
     path = workspace / "bad.json"
     if content is not None:
         path.write_text(content)
-    exit_code, out, err = run_main(capsys, "--config", "project.toml", "--query", "bad.json")
+    exit_code, out, err = run_main(
+        capsys, "--project-config", "project.toml", "--query", "bad.json"
+    )
     assert (exit_code, out) == (2, "")
     assert error_line(err)["error"] == code
 
@@ -174,7 +177,7 @@ def test_operator_hint_on_stderr(
 ) -> None:
     bad = {**QUERY, "filters": [{"column": "a", "operator": "like", "value": "x"}]}
     (workspace / "bad.json").write_text(json.dumps(bad))
-    _, _, err = run_main(capsys, "--config", "project.toml", "--query", "bad.json")
+    _, _, err = run_main(capsys, "--project-config", "project.toml", "--query", "bad.json")
     details = error_line(err)["details"]
     assert details["path"] == "/filters/0/operator"
     assert details["hint"] == "allowed: eq, ne, lt, le, gt, ge, contains, in"
@@ -184,7 +187,7 @@ def test_bad_config_exits_2(
     workspace: Path, fakes: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     (workspace / "bad.toml").write_text(CONFIG_TOML.replace("port = 33079", 'port = "x"'))
-    code, _, err = run_main(capsys, "--config", "bad.toml", "--query", "query.json")
+    code, _, err = run_main(capsys, "--project-config", "bad.toml", "--query", "query.json")
     assert code == 2
     assert error_line(err) == {
         "error": "config_invalid",
@@ -192,7 +195,7 @@ def test_bad_config_exits_2(
         "value at /database/port must be integer, not string",
         "details": {"key": "database.port"},
     }
-    code, _, err = run_main(capsys, "--config", "missing.toml", "--query", "query.json")
+    code, _, err = run_main(capsys, "--project-config", "missing.toml", "--query", "query.json")
     assert code == 2 and error_line(err)["error"] == "config_unreadable"
 
 
@@ -200,7 +203,7 @@ def test_provider_rejection_exits_2(
     workspace: Path, fakes: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     fakes["db_fail"] = ResearchError("unknown_column", "the table has no such column", {"index": 0})
-    code, _, err = run_main(capsys, "--config", "project.toml", "--query", "query.json")
+    code, _, err = run_main(capsys, "--project-config", "project.toml", "--query", "query.json")
     assert code == 2 and error_line(err)["error"] == "unknown_column"
 
 
@@ -208,7 +211,7 @@ def test_provider_not_configured_exits_2(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_config(workspace, CONFIG_TOML[: CONFIG_TOML.index("[database]")])
-    code, _, err = run_main(capsys, "--config", "project.toml", "--query", "query.json")
+    code, _, err = run_main(capsys, "--project-config", "project.toml", "--query", "query.json")
     assert code == 2 and error_line(err)["details"] == {"provider": "database"}
 
 
@@ -219,7 +222,7 @@ def test_unavailable_exits_3(
     fakes["db_fail"] = unavailable("database", "timeout")
     fakes["git_fail"] = unavailable("git", "repository_unavailable")
     query = "query.json" if provider == "database" else "search.json"
-    code, out, err = run_main(capsys, "--config", "project.toml", "--query", query)
+    code, out, err = run_main(capsys, "--project-config", "project.toml", "--query", query)
     assert (code, out) == (3, "")
     line = error_line(err)
     assert line["error"] == "research_unavailable"
@@ -230,7 +233,7 @@ def test_missing_credentials_exit_3(
     workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("VBA_FAKE_DB_PASSWORD")
-    code, _, err = run_main(capsys, "--config", "project.toml", "--query", "query.json")
+    code, _, err = run_main(capsys, "--project-config", "project.toml", "--query", "query.json")
     assert code == 3
     assert error_line(err)["details"] == {
         "key": "database.password_env",
@@ -243,13 +246,13 @@ def test_missing_credentials_exit_3(
 def test_vba_research_is_the_same_command(
     workspace: Path, fakes: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["research", "--config", "project.toml", "--query", "query.json"]) == 0
+    assert cli.main(["research", "--project-config", "project.toml", "--query", "query.json"]) == 0
     out, _ = capsys.readouterr()
     assert json.loads(out)["query"] == QUERY
     fakes["db_fail"] = unavailable()
-    assert cli.main(["research", "--config", "project.toml", "--query", "query.json"]) == 3
+    assert cli.main(["research", "--project-config", "project.toml", "--query", "query.json"]) == 3
     (workspace / "bad.json").write_text("{}")
-    assert cli.main(["research", "--config", "project.toml", "--query", "bad.json"]) == 2
+    assert cli.main(["research", "--project-config", "project.toml", "--query", "bad.json"]) == 2
 
 
 # --- real processes ------------------------------------------------------------------------
@@ -281,7 +284,7 @@ def test_closed_port_exits_3(tmp_path: Path, command: list[str]) -> None:
     (tmp_path / "query.json").write_text(json.dumps(QUERY))
     before = tree(tmp_path)
     done = subprocess.run(
-        [sys.executable, *command, "--config", "project.toml", "--query", "query.json"],
+        [sys.executable, *command, "--project-config", "project.toml", "--query", "query.json"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -305,7 +308,7 @@ def test_subprocess_refusal_exits_2(tmp_path: Path) -> None:
             sys.executable,
             "-m",
             "viano_bug_analysis.project_research",
-            "--config",
+            "--project-config",
             "project.toml",
             "--query",
             "query.json",
@@ -325,20 +328,50 @@ def test_subprocess_refusal_exits_2(tmp_path: Path) -> None:
     assert (line["details"]["field"], line["details"]["property"]) == ("where", "where")
 
 
-def test_missing_repository_exits_3(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_repository_is_a_config_error_at_once(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A repository path that names nothing is the config's mistake (exit 2, the key
+    # named), not an outage to wait out (it was exit 3, "run again later").
     write_config(workspace, CONFIG_TOML[: CONFIG_TOML.index("[database]")])
-    code, out, err = run_main(capsys, "--config", "project.toml", "--query", "search.json")
-    assert (code, out) == (3, "")
+    code, out, err = run_main(capsys, "--project-config", "project.toml", "--query", "search.json")
+    assert (code, out) == (2, "")
     line = error_line(err)
-    assert line["error"] == "research_unavailable" and line["details"]["provider"] == "git"
+    assert line["error"] == "repository_unreadable"
+    assert line["details"] == {"key": "source.repository", "reason": "not_found"}
     assert str(workspace) not in err
 
 
+def test_the_old_spelling_config_still_works_with_a_hint(
+    workspace: Path, fakes: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run_main(capsys, "--config", "project.toml", "--query", "query.json")
+    assert code == 0 and json.loads(out)["result"]
+    assert err.startswith("hint: --config is the old spelling") and "--project-config" in err
+
+
+def test_an_investigation_file_given_as_the_project_file_names_its_flag(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "investigate.toml").write_text('[llm]\nbase_url = "http://127.0.0.1:1/v1"\n')
+    code, _, err = run_main(capsys, "--project-config", "investigate.toml", "--query", "query.json")
+    line = error_line(err)
+    assert code == 2 and line["error"] == "config_invalid"
+    assert line["details"]["belongs_to"] == "--config"
+    assert "give it with --config" in line["message"]
+
+
 def test_path_traversal_exits_2(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_config(workspace, CONFIG_TOML[: CONFIG_TOML.index("[database]")])
+    from tests.project_research.git_fixtures import build_fixture_repo
+
+    repo = build_fixture_repo(workspace / "vcore")
+    source = CONFIG_TOML[: CONFIG_TOML.index("[database]")].replace(
+        'repository = "vcore.git"', 'repository = "vcore"'
+    )
+    write_config(workspace, source.replace(COMMIT, repo.first))
     for path in ("../etc/passwd", "/etc/passwd", ".git/config", "src/../../x"):
         query = {"kind": "source.read", "path": path, "start_line": 1, "end_line": 1}
         (workspace / "read.json").write_text(json.dumps(query))
-        code, _, err = run_main(capsys, "--config", "project.toml", "--query", "read.json")
+        code, _, err = run_main(capsys, "--project-config", "project.toml", "--query", "read.json")
         assert code == 2, path
         assert error_line(err)["error"] == "path_invalid"

@@ -90,7 +90,10 @@ def test_every_report_is_a_verified_package_with_its_row(
         "shared"
     ]
     assert rows["vcore-bugs-103"]["duplicates"] is None
-    assert rows["vcore-bugs-101"]["needs_info"] == []
+    # 9f1c2ab is no commit of the test repository: a report from another fork.
+    assert rows["vcore-bugs-101"]["needs_info"] == ["revision_unknown"]
+    assert rows["vcore-bugs-101"]["repository"] == "example-org/vcore-bugs"
+    assert [rows[c]["state"] for c in sorted(rows)] == ["open", "open", "open", "closed"]
     assert rows["vcore-bugs-102"]["needs_info"] == ["no_revision", "no_steps", "custom_modules"]
     assert rows["vcore-bugs-103"]["needs_info"] == ["no_revision"]
     assert rows["vcore-bugs-101"]["leads"] > 0 and rows["vcore-bugs-101"]["first_lead"]
@@ -334,6 +337,8 @@ def test_the_index_in_headless_chromium_filters_and_sorts(
     executable = chromium()
     issues = backlog()
     issues[3]["title"] = '<img src=x onerror="document.title=1"> & Hilde'
+    # A revision of the test repository, so one row needs no info (revision_unknown).
+    issues[0]["body"] = issues[0]["body"].replace("9f1c2ab", research_setup.commit[:7])
     out = tmp_path / "out"
     triage(issues_file(tmp_path, issues), out, research_setup)
     page = (out / "index.html").resolve().as_uri()
@@ -366,3 +371,39 @@ def test_the_index_in_headless_chromium_filters_and_sorts(
     dom = run_chromium(executable, tmp_path / "profile", "--dump-dom", page).decode()
     assert "<img" not in dom and "&lt;img src=x" in dom
     assert "<title>Triage: 4 reports</title>" in dom
+
+
+def test_ctrl_c_ends_with_one_line_and_130_and_the_rerun_ends_the_same(
+    tmp_path: Path, research_setup: ResearchSetup
+) -> None:
+    # Issue 34: Ctrl-C printed a 25-line KeyboardInterrupt traceback.
+    issues = issues_file(tmp_path)
+    whole = tmp_path / "whole"
+    triage(issues, whole, research_setup, jobs=2)
+    command = [sys.executable, "-m", "viano_bug_analysis.cli", "triage", str(issues),
+               "--project-config", str(research_setup.config_path), "--jobs", "2"]  # fmt: skip
+    out = tmp_path / "interrupted"
+    process = subprocess.Popen(
+        [*command, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        # A shell's background job ignores SIGINT, and a child inherits that.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    # Once the first report started (its progress line), the workers are running.
+    assert process.stderr is not None
+    process.stderr.readline()
+    os.kill(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.skip("the run finished before the interrupt arrived")
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    assert err.splitlines()[-1].startswith("interrupted: ")
+    again = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert (out / "index.json").read_bytes() == (whole / "index.json").read_bytes()
+    for case in json.loads((out / "index.json").read_text())["rows"]:
+        verify(out / "cases" / case["case"])

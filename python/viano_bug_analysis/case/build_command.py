@@ -27,6 +27,7 @@ from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
 from viano_bug_analysis.project_research import ProjectResearch, load_config
 from viano_bug_analysis.project_research.config import ResearchConfig
+from viano_bug_analysis.project_research.preflight import preflight
 
 
 class ProgressLine:
@@ -67,6 +68,7 @@ def run_build(args: argparse.Namespace) -> int:
             config = load_config(args.project_config)
             with ExitStack() as stack:
                 research = stack.enter_context(ProjectResearch(config))
+                preflight(research)  # a wrong commit, repository or database: exit 2 now
                 pin: RevisionPin | None = None
                 if at_report_revision:
                     config, pin = _pinned(args, config, research)
@@ -182,7 +184,12 @@ def run_profile_check(args: argparse.Namespace) -> int:
             return ExitCode.OK
         config = load_config(args.project_config)
         with ProjectResearch(config) as research:
-            result = check_profile(_in_world_database(profile, config), research.query)
+            preflight(research)  # the git half too, and a database that is not there
+            placed = _in_world_database(profile, config)
+            allow = config.database.allow if config.database is not None else {}
+            if placed.database is None and len(allow) == 1:
+                placed = placed.in_database(next(iter(allow)))  # the one it would read
+            result = check_profile(placed, research.query, allow.get(placed.database or "", ()))
     except VbaError as err:
         return report(err)
     if args.json:

@@ -12,7 +12,7 @@ warnings once at its start.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,11 +126,15 @@ def _target_type(profile: EnrichmentProfile, user: str) -> str | None:
     return next((r.holds for r in profile.references if r.name == name), None)
 
 
-def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
+def check_profile(
+    profile: EnrichmentProfile, schema: Schema, allowed: Sequence[str] = ()
+) -> dict[str, Any]:
     """The ``profile-check`` report; ``schema`` answers one ``database.schema`` query.
 
     A refusal other than a missing or not allowlisted table is reported with
     its own code; an unavailable service is not a finding and propagates.
+    ``allowed`` is what the config's allowlist holds now for the database, so
+    ``allowlist_lines`` can be the whole list to paste in its place.
     A reference that only *reaches* a missing entity table is not blocked:
     the IDs it reaches still start their part_of references; it is listed under
     ``partial`` with the table it cannot read and the links that still answer.
@@ -196,9 +200,7 @@ def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
         problems = [c for c in columns if c["status"] != PRESENT]
         entry.update(status=PRESENT if not problems else "incomplete", columns=columns)
         report_tables.append(entry)
-    allow_lines = []
-    if to_allow:
-        allow_lines = ["[database.allow]", f"{database or '<database>'} = [... {_names(to_allow)}]"]
+    allow_lines = allowlist_lines(database or "<database>", allowed, to_allow)
     missing_tables = [t for t in report_tables if t["status"] != PRESENT]
     return {
         "profile": profile.name,
@@ -209,6 +211,21 @@ def check_profile(profile: EnrichmentProfile, schema: Schema) -> dict[str, Any]:
         "partial": [{"user": user, "because": why} for user, why in sorted(partial.items())],
         "allowlist_lines": allow_lines,
     }
+
+
+def allowlist_lines(database: str, allowed: Sequence[str], to_allow: Sequence[str]) -> list[str]:
+    """The TOML to paste: the database's whole allowlist, what it holds now and then
+    what the profile also reads (nothing when nothing is to add)."""
+    if not to_allow:
+        return []
+    kept = [t for t in allowed if t not in to_allow]
+    return [
+        "[database.allow]",
+        f"{database} = [",
+        *(f'    "{table}",' for table in kept),
+        *(f'    "{table}",  # added: the profile reads it' for table in to_allow),
+        "]",
+    ]
 
 
 def _live_name(
@@ -275,22 +292,67 @@ def warnings(report: Mapping[str, Any]) -> list[str]:
         lines.append(f"cannot follow {item['user']}: it {'; '.join(item['because'])}")
     for item in report.get("partial", []):
         lines.append(f"partly followed {item['user']}: it {item['because']}")
-    if report["allowlist_lines"]:
-        lines.append("add to the allowlist: " + " ".join(report["allowlist_lines"]))
+    to_allow = [t["table"] for t in report["tables"] if t["status"] == NOT_ALLOWLISTED]
+    if to_allow:
+        lines.append(
+            f"add to the allowlist of {report['database']}: {', '.join(to_allow)} "
+            "(`vba profile check` prints the TOML to paste)"
+        )
     return lines
 
 
+def verdict(report: Mapping[str, Any]) -> str:
+    """One line: whether the profile fits, and if not, how far it is from fitting."""
+    where = f"profile {report['profile']} against database {report['database']}"
+    tables = report["tables"]
+    if report["ok"]:
+        return f"{where}: fits; all {len(tables)} tables and their columns are there"
+    by_status: dict[str, int] = {}
+    for table in tables:
+        if table["status"] != PRESENT and "columns" not in table:
+            by_status[table["status"]] = by_status.get(table["status"], 0) + 1
+    columns = sum(1 for t in tables for c in t.get("columns", []) if c["status"] != PRESENT)
+    parts = [f"{n} table(s) {status.replace('_', ' ')}" for status, n in sorted(by_status.items())]
+    if columns:
+        parts.append(f"{columns} column(s) missing or of the wrong type")
+    blocked = len(report["blocked"])
+    if blocked:
+        parts.append(f"{blocked} lookup(s), text(s) or reference(s) cannot be followed")
+    return f"{where}: does not fit: " + "; ".join(parts)
+
+
 def lines(report: Mapping[str, Any]) -> list[str]:
-    """The human form of the whole report: every table and column, then the warnings."""
-    out = [f"profile {report['profile']} against database {report['database']}"]
+    """The human form: the verdict, the allowlist to paste, then the details grouped by
+    table (the tables with a problem, each with its columns and users; the tables
+    that are there on one line), then what cannot be followed."""
+    out = [verdict(report)]
+    if report["allowlist_lines"]:
+        out.append(
+            "the fix: in the project config, replace the list of this database in "
+            "[database.allow] with"
+        )
+        out += report["allowlist_lines"]
+    present = []
     for table in report["tables"]:
-        out.append(f"table {table['table']}: {table['status']}")
-        for column in table.get("columns", []):
-            alias = f" as {column['as']}" if "as" in column else ""
-            out.append(f"  {column['column']}: {column['status']}{alias} ({column['type']})")
-    problems = warnings(report)
-    out.extend(problems)
-    out.append("everything the profile uses is there" if report["ok"] else "profile incomplete")
+        problems = [c for c in table.get("columns", []) if c["status"] != PRESENT]
+        if table["status"] == PRESENT:
+            present.append(table["table"])
+            continue
+        code = f" ({table['code']})" if "code" in table else ""
+        out.append(f"table {table['table']}: {table['status'].replace('_', ' ')}{code}")
+        for column in problems:
+            kind = f", type {column['type']}" if column["type"] else ""
+            out.append(f"  column {column['column']}: {column['status'].replace('_', ' ')}{kind}")
+        out.append("  used by: " + ", ".join(table["used_by"]))
+    if present:
+        out.append(f"tables there ({len(present)}): " + ", ".join(present))
+    # A use blocked by a whole table is in that table's "used by" above; the
+    # uses a column blocks are told here (--json has every one).
+    for item in report["blocked"]:
+        if any(": column " in why for why in item["because"]):
+            out.append(f"cannot follow {item['user']}: it {'; '.join(item['because'])}")
+    for item in report.get("partial", []):
+        out.append(f"partly followed {item['user']}: it {item['because']}")
     return out
 
 
@@ -300,15 +362,13 @@ def _is_integer_value(value: Any) -> bool:
     return type(value) is int
 
 
-def _names(tables: Iterable[str]) -> str:
-    return ", ".join(f'"{t}"' for t in tables)
-
-
 __all__ = [
+    "allowlist_lines",
     "check_profile",
     "lines",
     "needs",
     "resolve_columns",
     "resolved_columns",
+    "verdict",
     "warnings",
 ]

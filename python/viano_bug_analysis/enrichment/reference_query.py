@@ -77,7 +77,7 @@ class ReferenceResearch:
     def _references(self, query: Mapping[str, Any]) -> dict[str, Any]:
         entity_type, value = query["entity_type"], query["id"]
         try:
-            check_request(self.profile, entity_type, value)
+            entity_type = check_request(self.profile, entity_type, value)
         except EnrichmentError as err:
             pointer = "/entity_type" if err.code == "entity_type_unknown" else "/id"
             raise ResearchError(err.code, err.message, {**err.details, "path": pointer}) from None

@@ -44,6 +44,7 @@ from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.protocol import Research
 from viano_bug_analysis.project_research.result_versions import CURRENT_VERSION, current_body
 from viano_bug_analysis.snapshot.text_search import contains_word
+from viano_bug_analysis.vocabulary import ENTITY_TYPE_ALIASES, entity_type_named
 
 FORMAT = "viano-references"
 SCHEMA = "references-v2"
@@ -83,13 +84,22 @@ class _Collected:
         return capture
 
 
-def check_request(profile: EnrichmentProfile, entity_type: str, value: Any) -> None:
-    """``entity_type_unknown`` (naming the profile's types) or ``entity_id_invalid``."""
+def check_request(profile: EnrichmentProfile, entity_type: str, value: Any) -> str:
+    """The profile's entity type ``entity_type`` names (an operator's alias such as
+    ``npc`` included, ``vocabulary.ENTITY_TYPE_ALIASES``); else
+    ``entity_type_unknown`` (naming the profile's types) or ``entity_id_invalid``."""
+    entity_type = entity_type_named(entity_type, profile.entities)
     if entity_type not in profile.entities:
         allowed = ", ".join(sorted(profile.entities))
+        aliases = ", ".join(
+            f"{alias} = {target}"
+            for alias, target in ENTITY_TYPE_ALIASES.items()
+            if target in profile.entities
+        )
         raise EnrichmentError(
             "entity_type_unknown",
-            f"the profile has no entity type of this name; allowed: {allowed}",
+            f"the profile has no entity type of this name; allowed: {allowed}"
+            + (f" (also: {aliases})" if aliases else ""),
             {"argument": "type", "allowed": sorted(profile.entities)},
         )
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ID:
@@ -98,6 +108,7 @@ def check_request(profile: EnrichmentProfile, entity_type: str, value: Any) -> N
             f"the ID must be a whole number from 1 to {MAX_ID}",
             {"argument": "id", "minimum": 1, "maximum": MAX_ID},
         )
+    return entity_type
 
 
 def live_profile(

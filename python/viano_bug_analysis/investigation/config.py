@@ -34,8 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from viano_bug_analysis.config_kinds import FLAGS, INVESTIGATION, PROJECT, misplaced
 from viano_bug_analysis.errors import InvestigationConfigError
-from viano_bug_analysis.files import NOT_A_REGULAR_FILE, TOO_LARGE, UNREADABLE, load_toml_file
+from viano_bug_analysis.files import (
+    NOT_A_REGULAR_FILE,
+    TOO_LARGE,
+    UNREADABLE,
+    check_config,
+    load_toml_file,
+)
 from viano_bug_analysis.investigation.llm import LlmConfig, LlmError
 from viano_bug_analysis.investigation.token_use import Prices
 
@@ -78,13 +85,15 @@ def load_investigation_config(path: str | os.PathLike[str]) -> InvestigationConf
     TOML syntax error and ``reason`` for a file that cannot be read.
     """
     file = Path(os.path.abspath(path))
+    what = "the investigation configuration"
     document = load_toml_file(
-        file,
-        schema=CONFIG_SCHEMA,
-        max_bytes=MAX_CONFIG_BYTES,
-        what="the investigation configuration",
-        refuse=_refused,
+        file, schema=None, max_bytes=MAX_CONFIG_BYTES, what=what, refuse=_refused
     )
+    if (wrong := misplaced(document, INVESTIGATION)) is not None:
+        raise InvestigationConfigError(
+            "investigation_config_invalid", wrong, {"key": "", "belongs_to": FLAGS[PROJECT]}
+        )
+    check_config(document, schema=CONFIG_SCHEMA, what=what, refuse=_refused)
     llm_table = dict(document["llm"])
     prices = _prices(llm_table)
     if "api_key_file" in llm_table:

@@ -77,10 +77,17 @@ def run_mcp(args: argparse.Namespace) -> int:
     if args.project_config is not None:
         from viano_bug_analysis.enrichment.reference_query import with_reference_map
         from viano_bug_analysis.project_research.config import load_config
+        from viano_bug_analysis.project_research.preflight import preflight
         from viano_bug_analysis.project_research.service import ProjectResearch
 
+        service = ProjectResearch(load_config(args.project_config))
+        try:
+            preflight(service)  # a session on a wrong commit or database serves nothing true
+        except BaseException:
+            service.close()
+            raise
         # project_query answers the references kind through the profile's map.
-        research = with_reference_map(ProjectResearch(load_config(args.project_config)), profile)
+        research = with_reference_map(service, profile)
     tools = McpTools(
         package,
         router,

@@ -282,7 +282,7 @@ class McpTools:
                 raise McpError("mcp_arguments_invalid", found.message, found.details())
             entity_type, value = args["entity_type"], args["id"]
             shown = args.get("limit", 20)
-            check_request(self.profile, entity_type, value)
+            entity_type = check_request(self.profile, entity_type, value)
             config = self.research.config
             if self._live_profile is None:
                 self._live_profile = live_profile(self.profile, config, self.research.query)

@@ -1,7 +1,9 @@
 """Answer one project query from the shell, without an LLM and without touching any case.
 
-    python -m viano_bug_analysis.project_research --config CONFIG.toml --query QUERY.json [--pretty]
-    vba research --config CONFIG.toml --query QUERY.json [--pretty] [--no-cache]
+    python -m viano_bug_analysis.project_research --project-config C.toml --query Q.json [--pretty]
+    vba research --project-config CONFIG.toml --query QUERY.json [--pretty] [--no-cache]
+
+(``--config`` is the first spelling of ``--project-config``: still read, with a hint.)
 
 ``QUERY.json`` holds one project-query-v2 object, as every v1 query is (``-`` reads
 it from stdin).
@@ -11,14 +13,17 @@ Exit codes are the table of every command (``viano_bug_analysis.exit_codes``,
 docs/errors.md); the ones this command can end with:
 
 * 0 — answered; the result is on stdout;
-* 2 — refused: bad configuration, unreadable or invalid query, or a query the
+* 2 — refused: bad configuration (a pinned commit the repository does not
+  hold, a repository or database that is not there: the preflight of the
+  provider the query asks), unreadable or invalid query, or a query the
   provider rejects (unknown column, table not allowed, ...);
 * 3 — research unavailable: the database or repository cannot be reached
-  (connection refused, timeout, authentication, missing credentials). The
-  same query may succeed once the operator fixes the service;
+  (connection refused, timeout, missing credentials). The same query may
+  succeed once the operator fixes the service;
+* 9 — the database refused the reader's user name or password;
 * 1 — an unexpected failure (a bug; Python prints the traceback).
 
-On exit 2 and 3, stderr holds one JSON line ``{"error": code, "message",
+On exit 2, 3 and 9, stderr holds one JSON line ``{"error": code, "message",
 "details"}``. Neither contains credentials, hosts, user names or values.
 Nothing is written anywhere, except the persistent content cache of decoded
 git blobs when the configuration names one (``source.cache_dir``);
@@ -36,10 +41,16 @@ from typing import IO, Any
 import orjson
 
 from viano_bug_analysis.errors import VbaError
-from viano_bug_analysis.exit_codes import ExitCode, help_epilog, report
+from viano_bug_analysis.exit_codes import ExitCode, command_epilog, report
 from viano_bug_analysis.project_research.config import load_config
 from viano_bug_analysis.project_research.errors import ResearchError
-from viano_bug_analysis.project_research.service import ProjectResearch
+from viano_bug_analysis.project_research.preflight import preflight
+from viano_bug_analysis.project_research.service import (
+    DATABASE_KINDS,
+    SOURCE_KINDS,
+    ProjectResearch,
+    validate_query,
+)
 
 MAX_QUERY_FILE_BYTES = 1 << 20
 
@@ -66,7 +77,8 @@ def run(
     err = stderr if stderr is not None else sys.stderr
     try:
         loaded = load_config(config)
-        research: Any = ProjectResearch(loaded.without_content_cache() if no_cache else loaded)
+        service = ProjectResearch(loaded.without_content_cache() if no_cache else loaded)
+        research: Any = service
         if profile is not None:
             # The profile's reference map answers the references kind.
             from viano_bug_analysis.enrichment.reference_query import with_reference_map
@@ -75,6 +87,9 @@ def run(
             research = with_reference_map(research, load_profile(profile))
         document = read_query(query)
         with research:
+            # Only the provider the query asks: a database query needs no repository.
+            kind = validate_query(document, loaded.limits)["kind"]  # a bad query first
+            preflight(service, source=kind not in DATABASE_KINDS, database=kind not in SOURCE_KINDS)
             result = research.query(document)
     except VbaError as error:
         return report(error, err)
@@ -86,7 +101,11 @@ def run(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options shared by ``python -m ...project_research`` and ``vba research``."""
-    parser.add_argument("--config", required=True, help="ProjectResearch TOML configuration")
+    parser.add_argument(
+        "--project-config", help="ProjectResearch TOML (the project file, as in every command)"
+    )
+    # The first spelling: --config names the investigation file in every other command.
+    parser.add_argument("--config", dest="old_config", help=argparse.SUPPRESS)
     parser.add_argument("--query", required=True, help="project-query-v2 JSON file, - for stdin")
     parser.add_argument("--pretty", action="store_true", help="indent the result JSON")
     parser.add_argument(
@@ -101,18 +120,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def project_config_of(args: argparse.Namespace, stderr: IO[str] | None = None) -> str:
+    """``--project-config``, or the old ``--config`` with a hint; one is required."""
+    if args.project_config is not None and args.old_config is not None:
+        raise ResearchError(
+            "config_invalid",
+            "give the project file once, with --project-config (--config is its old spelling)",
+            {"key": "", "option": "--config"},
+        )
+    if args.old_config is not None:
+        (stderr if stderr is not None else sys.stderr).write(
+            "hint: --config is the old spelling here; the project file is --project-config in "
+            "every command (--config names the investigation file)\n"
+        )
+        return str(args.old_config)
+    if args.project_config is None:
+        raise ResearchError(
+            "config_invalid",
+            "give the project file with --project-config",
+            {"key": "", "option": "--project-config"},
+        )
+    return str(args.project_config)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m viano_bug_analysis.project_research",
         description="Answer one read-only project query.",
-        epilog=help_epilog(),
+        epilog=command_epilog("research"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
-    return run(
-        args.config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile
-    )
+    try:
+        config = project_config_of(args)
+    except ResearchError as error:
+        return report(error)
+    return run(config, args.query, pretty=args.pretty, no_cache=args.no_cache, profile=args.profile)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from viano_bug_analysis import vocabulary
+from viano_bug_analysis.config_kinds import FLAGS, INVESTIGATION, PROJECT, misplaced
 from viano_bug_analysis.files import (
     NOT_A_REGULAR_FILE,
     TOO_LARGE,
@@ -212,6 +213,10 @@ def load_config(path: str | os.PathLike[str]) -> ResearchConfig:
         what="the research configuration",
         refuse=_refused,
     )
+    if (wrong := misplaced(data, PROJECT)) is not None:
+        raise ResearchError(
+            "config_invalid", wrong, {"key": "", "belongs_to": FLAGS[INVESTIGATION]}
+        )
     return parse_config(data, base_dir=config_path.parent, path=config_path)
 
 

@@ -12,7 +12,7 @@ import socket
 
 import pymysql
 
-from viano_bug_analysis.errors import ResearchError, ResearchUnavailable
+from viano_bug_analysis.errors import ResearchAuthFailed, ResearchError, ResearchUnavailable
 
 # Lost connection (client side), killed (MariaDB 1927), idle disconnect (MySQL 4031).
 STALE_CONNECTION_ERRNOS = frozenset({0, 1927, 2006, 2013, 2055, 4031})
@@ -34,8 +34,9 @@ def unavailable(exc: pymysql.Error, *, connecting: bool) -> ResearchUnavailable:
     number = errno(exc)
     reason = "connection_failed" if connecting else "server_gone"
     if number in (1045, 1698):
-        reason = "auth_failed"
-    elif number in (1040, 1203, 1226):
+        # Not "run again later": the same password is refused again.
+        return ResearchAuthFailed("database", {"errno": number})
+    if number in (1040, 1203, 1226):
         reason = "too_many_connections"
     elif number == 2003:
         original = getattr(exc, "original_exception", None)

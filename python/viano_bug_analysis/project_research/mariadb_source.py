@@ -245,6 +245,14 @@ class MariaDbSource:
             ],
         }
 
+    def databases(self) -> list[str]:
+        """The databases the reader account can see, system schemas left out
+        (``preflight``: whether the configured ones exist, and what is there instead)."""
+        [(_, rows)] = self._run(
+            [("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME", ())]
+        )
+        return [str(row[0]) for row in rows if str(row[0]).lower() not in SYSTEM_SCHEMAS]
+
     def schema(self, *, database: str | None, table: str) -> dict[str, Any]:
         """The real columns, types, nullability and keys of one allowlisted table.
 

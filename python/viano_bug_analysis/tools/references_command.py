@@ -31,20 +31,22 @@ def run_references(args: argparse.Namespace) -> int:
     )
     from viano_bug_analysis.profiles import profile_from_args
     from viano_bug_analysis.project_research import ProjectResearch, load_config
+    from viano_bug_analysis.project_research.preflight import preflight
 
     loaded = profile_from_args(args)
     profile = _enrichment(loaded.enrichment)
-    check_request(profile, args.type, args.id)  # before any connection
+    entity_type = check_request(profile, args.type, args.id)  # before any connection
     config = load_config(args.project_config)
     with ProjectResearch(config) as research:
+        preflight(research)
         live = live_profile(profile, config, research.query)
         bounds = Bounds.for_research(config.limits, shown=args.limit)
-        document = find_references(live, research, args.type, args.id, bounds)
+        document = find_references(live, research, entity_type, args.id, bounds)
     if args.package is not None:
         from viano_bug_analysis.tools.reference_snapshots import snapshot_references
 
         document["snapshots"] = snapshot_references(
-            loaded.router(), args.package, profile, args.type, args.id, shown=args.limit
+            loaded.router(), args.package, profile, entity_type, args.id, shown=args.limit
         )
     if args.json:
         sys.stdout.buffer.write(canonical_bytes(document) + b"\n")
@@ -117,13 +119,8 @@ def _source_lines(part: Mapping[str, Any]) -> list[str]:
         return ["source: not configured ([source] in the project config)"]
     literal = part["literal"]
     commit = part["origin"]["commit"][:12]
-    count = _count(literal["count"], literal["count_exact"])
-    lines = [f"source at {commit}: {count} line(s) name {literal['text']} as a whole word"]
-    if not literal["count_exact"]:
-        lines.append(
-            f"  (read {literal['lines_read']} of {literal['literal_lines']} lines holding the "
-            "digits; the rest was not checked)"
-        )
+    lines = [f"source at {commit}: " + _literal_head(literal)]
+    lines += _literal_gap(literal)
     # references-v2 counts them; a references-v1 document (a stored version 1
     # capture) only said whether there were any.
     unsearched = literal.get("files_unsearched", 0 if literal.get("complete", True) else None)
@@ -145,6 +142,33 @@ def _source_lines(part: Mapping[str, Any]) -> list[str]:
         lines.append(f"  {constant['name']}: {count} line(s) name it")
         lines += ["  " + _hit(hit) for hit in constant["lines"]]
     return lines
+
+
+def _literal_head(literal: Mapping[str, Any]) -> str:
+    n, digits = literal["count"], literal["text"]
+    if literal["count_exact"]:
+        return f"{n} line(s) name {digits} as a whole word"
+    if n:
+        return f"at least {n} line(s) name {digits} as a whole word"
+    return f"no line read names {digits} as a whole word"
+
+
+def _literal_gap(literal: Mapping[str, Any]) -> list[str]:
+    """What was read and what was not, when the count is a lower bound: lines not
+    read (the page limit), or lines read but cut before a whole word could be told."""
+    if literal["count_exact"]:
+        return []
+    read, total = literal["lines_read"], literal["literal_lines"]
+    if read < total:
+        return [
+            f"  (read {read} of the {total} lines holding the digits; the other {total - read} "
+            "were not read: the search stops after its page limit)"
+        ]
+    return [
+        f"  (read all {total} lines holding the digits; some are longer than "
+        "limits.line_chars and were cut, so whether the digits stand there as a whole "
+        "word beyond the cut is not known)"
+    ]
 
 
 def _hit(hit: Mapping[str, Any]) -> str:

@@ -35,6 +35,11 @@ def run_triage(args: argparse.Namespace) -> int:
             from viano_bug_analysis.project_research import load_config
 
             research = load_config(args.project_config)
+            from viano_bug_analysis.project_research import ProjectResearch
+            from viano_bug_analysis.project_research.preflight import preflight
+
+            with ProjectResearch(research) as service:
+                preflight(service)  # once, before any report is built against it
         investigation = None
         if args.config is not None:
             from viano_bug_analysis.investigation.config import load_investigation_config
@@ -62,7 +67,9 @@ def run_triage(args: argparse.Namespace) -> int:
     print(f"index: {Path(args.out) / 'index.html'}")
     for record in failed:
         error = record["error"]
-        print(f"  failed {record['case']}: {error['stage']}: {error['code']}")
+        reason = (error.get("details") or {}).get("reason")
+        why = f" ({reason})" if isinstance(reason, str) else ""
+        print(f"  failed {record['case']}: {error['stage']}: {error['code']}{why}")
     return int(failed[0]["error"]["exit_code"]) if failed else ExitCode.OK
 
 
@@ -99,7 +106,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--project-config", help="ProjectResearch TOML (enrichment and leads)")
     parser.add_argument(
-        "--config", help="investigation TOML with [llm]: interpret and investigate each report"
+        "--config",
+        help="investigation TOML with [llm]: interpret and investigate each report (the "
+        "project file is --project-config)",
     )
     parser.add_argument("--out", required=True, type=Path, help="the triage folder")
     parser.add_argument(

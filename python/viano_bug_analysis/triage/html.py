@@ -120,6 +120,11 @@ def _tracker(url: Any) -> str | None:
     return None
 
 
+def _repository(name: Any) -> str:
+    # Which repository the number counts in: a list may hold issues of several.
+    return f'<br><span class="meta">{_e(name)}</span>' if name else ""
+
+
 def _row(row: Mapping[str, Any]) -> str:
     number = row.get("number")
     title = row.get("title") or row["case"]
@@ -132,7 +137,10 @@ def _row(row: Mapping[str, Any]) -> str:
     labels = "".join(f'<span class="tag">{_e(label)}</span>' for label in row.get("labels", ()))
     status = row["status"]
     if row.get("error"):
-        status += f" ({row['error']['stage']}: {row['error']['code']})"
+        error = row["error"]
+        reason = (error.get("details") or {}).get("reason")
+        why = f", {reason}" if isinstance(reason, str) else ""
+        status += f" ({error['stage']}: {error['code']}{why})"
     fixed = row.get("maybe_fixed")
     verdict = row.get("verdict") or {}
     usage = row.get("usage") or {}
@@ -142,7 +150,8 @@ def _row(row: Mapping[str, Any]) -> str:
     needs = row.get("needs_info") or []
     css = "bad" if row["status"] == "failed" else "warn" if needs else ""
     cells = [
-        f'<td data-sort="{_e(number if number is not None else "")}">{_e(number)}</td>',
+        f'<td data-sort="{_e(number if number is not None else "")}">{_e(number)}'
+        f"{_repository(row.get('repository'))}</td>",
         f"<td>{report}<br><code>{_e(row['case'])}</code> {' · '.join(links)}<br>{labels}</td>",
         f"<td>{_e(row.get('state'))}</td>",
         f"<td>{_e(status)}</td>",

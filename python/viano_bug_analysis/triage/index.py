@@ -16,7 +16,15 @@ Two derived columns, each with the reason it holds:
   revision (``no_revision``), no steps to reproduce (``no_steps``: no
   answered section about steps or reproducing, and no numbered list), or
   custom changes declared (``custom_modules``: an answered section about
-  custom changes or modules that is not "none").
+  custom changes or modules that is not "none"), and, once built, a
+  revision that is not a commit of the configured repository
+  (``revision_unknown``: a report from another fork, a mistyped hash).
+  Steps count when numbered, bulleted (two or more items) or under a
+  "Steps to reproduce:" line.
+
+``state`` is normalised (``open``, ``closed``) for sorting and filtering;
+the spec keeps the tracker's own spelling. ``repository`` is the one the
+issue number belongs to.
 
 The index is a pure function of the reports and what the folder holds (no
 times, no durations), so a killed and rerun triage writes the same bytes.
@@ -41,6 +49,25 @@ _STEPS_HEADING = re.compile(r"step|reproduc", re.IGNORECASE)
 _CUSTOM_HEADING = re.compile(r"custom|module|modif", re.IGNORECASE)
 _NOTHING = re.compile(r"^\W*(no|none|nope|nothing|n/?a|-+|no custom\b.*|vanilla)\W*$", re.I)
 _NUMBERED = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)
+# Steps written without numbers: a bulleted list of two or more items, or a
+# "Steps to reproduce:" line (a label, not a heading) with text under it.
+_BULLET = re.compile(r"^\s*[-*+\u2022]\s+\S", re.MULTILINE)
+_STEPS_LABEL = re.compile(
+    r"^[ \t]*\W{0,3}(?:steps?\b[^\n]{0,30}|how to reproduce|to reproduce|reproduction|repro)"
+    r"[ \t]*:?[ \t]*\n\s*\S",
+    re.IGNORECASE | re.MULTILINE,
+)
+# The trackers' spellings of an issue's state (gh OPEN, GitLab opened, ...), one
+# word each for sorting and filtering; the spec keeps the tracker's own.
+_STATES = {
+    "open": "open",
+    "opened": "open",
+    "reopened": "open",
+    "closed": "closed",
+    "locked": "closed",
+    "merged": "closed",
+    "resolved": "closed",
+}
 
 
 def needs_info(spec: Mapping[str, Any]) -> list[str]:
@@ -52,12 +79,26 @@ def needs_info(spec: Mapping[str, Any]) -> list[str]:
     if not metadata.get("revision"):
         reasons.append("no_revision")
     steps = any(_STEPS_HEADING.search(h) and v for h, v in sections.items())
-    if not steps and not _NUMBERED.search(report.get("text") or ""):
+    if not steps and not _has_steps(report.get("text") or ""):
         reasons.append("no_steps")
     declared = [v for h, v in sections.items() if _CUSTOM_HEADING.search(h) and isinstance(v, str)]
     if any(not _NOTHING.match(v.strip()) for v in declared):
         reasons.append("custom_modules")
     return reasons
+
+
+def _has_steps(text: str) -> bool:
+    return bool(
+        _NUMBERED.search(text) or len(_BULLET.findall(text)) >= 2 or _STEPS_LABEL.search(text)
+    )
+
+
+def normalized_state(state: Any) -> str | None:
+    """``open`` or ``closed`` for the trackers' spellings; any other word in lower case."""
+    if not isinstance(state, str) or not state.strip():
+        return None
+    word = state.strip().lower()
+    return _STATES.get(word, word)
 
 
 def index_document(
@@ -108,8 +149,10 @@ def _row(root: Path, report: Report, record: Mapping[str, Any], setup: Any) -> d
         "case": report.key,
         "title": (spec.get("report") or {}).get("title"),
         "url": source.get("url"),
+        # The number is the tracker's within this repository (a list may mix forks).
+        "repository": source.get("repository"),
         "number": source.get("number"),
-        "state": source.get("state"),
+        "state": normalized_state(source.get("state")),
         "labels": list(report.labels),
         "status": record["status"],
         "error": record.get("error"),
@@ -130,6 +173,8 @@ def _row(root: Path, report: Report, record: Mapping[str, Any], setup: Any) -> d
         return row
     row["package"] = f"cases/{report.key}"
     row.update(_package_columns(package_dir, setup))
+    if row.pop("_revision_unknown"):
+        row["needs_info"] = [*row["needs_info"], "revision_unknown"]
     return row
 
 
@@ -153,6 +198,11 @@ def _package_columns(package_dir: Path, setup: Any) -> dict[str, Any]:
             {"commit": changed[0]["location"].get("commit"), "why": changed[0]["why"]}
             if changed
             else None
+        ),
+        # The report names a revision the repository does not hold (another fork?).
+        "_revision_unknown": any(
+            f.get("kind") == "report_revision" and f.get("relation") == "not_in_repository"
+            for f in facts
         ),
         "_entities": sorted(
             {(t, int(i)) for t, i in report_entities(facts) if isinstance(t, str) and _id(i)}
@@ -225,4 +275,12 @@ def _duplicate_groups(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, 
     return found
 
 
-__all__ = ["FORMAT", "INDEX_HTML", "INDEX_JSON", "index_document", "needs_info", "write_index"]
+__all__ = [
+    "FORMAT",
+    "INDEX_HTML",
+    "INDEX_JSON",
+    "index_document",
+    "needs_info",
+    "normalized_state",
+    "write_index",
+]

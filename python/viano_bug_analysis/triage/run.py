@@ -99,8 +99,15 @@ class Triage:
             for part in (SPECS, CASES, REPORTS, RESULTS):
                 self._files.make_dirs(part)
             total = len(reports)
-            with ThreadPoolExecutor(max_workers=max(1, self.setup.jobs)) as pool:
+            pool = ThreadPoolExecutor(max_workers=max(1, self.setup.jobs))
+            try:
                 records = list(pool.map(lambda r: self._one(r, total), reports))
+            except KeyboardInterrupt:
+                # Ctrl-C: no report not yet started is begun; the ones running
+                # are ended with the process (their writes are atomic).
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
             from viano_bug_analysis.triage.index import write_index
 
             write_index(self.root, self._files, reports, records, self.setup)

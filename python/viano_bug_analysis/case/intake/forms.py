@@ -25,12 +25,16 @@ from urllib.parse import urlsplit
 
 from viano_bug_analysis.case.intake import fields as f
 from viano_bug_analysis.case.intake.sections import atx_heading
-from viano_bug_analysis.case.intake.source import invalid, too_large
+from viano_bug_analysis.case.intake.source import invalid, not_a_tracker_export, too_large
 
 MAX_TITLE_CHARS = 1000
 """case-spec-v1's ``report.title`` maxLength; a longer title is refused, not cut."""
 
 GITHUB, GITLAB, FILE = "github", "gitlab", "file"
+# Fields every tracker form names at least one of.
+ISSUE_KEYS = frozenset(
+    {"title", "number", "iid", "url", "html_url", "web_url", "body", "description", "user"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,9 @@ def issue_from_json(obj: Any, base: str = "") -> Issue:
     """The issue a tracker's JSON object describes; ``base`` is its pointer in the document."""
     if not isinstance(obj, dict):
         raise f.wrong_type(base, "an issue object")
+    if not base and not ISSUE_KEYS & obj.keys():
+        # A whole document that names none of an issue's fields is another export.
+        raise not_a_tracker_export("is JSON of an unknown shape (no title, number or url)")
     if any(key in obj for key in ("iid", "web_url", "description")):
         return _gitlab(obj, base)
     if any(key in obj for key in ("html_url", "user", "repository_url", "pull_request")):

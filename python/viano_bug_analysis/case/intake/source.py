@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,30 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 JSON_SUFFIXES = frozenset({".json"})
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
 STDIN = "-"
+# Files that hold data, not a report; read as text each would become one case.
+OTHER_SUFFIXES = {
+    ".csv": "CSV",
+    ".tsv": "TSV",
+    ".yaml": "YAML",
+    ".yml": "YAML",
+    ".xml": "XML",
+    ".html": "HTML",
+    ".htm": "HTML",
+    ".xlsx": "a spreadsheet",
+    ".ods": "a spreadsheet",
+}
+# A first line of comma-separated bare names, one of them an issue's column.
+_CSV_HEADER = re.compile(r'"?[A-Za-z_][\w ]*"?(\s*,\s*"?[A-Za-z_][\w ]*"?)+')
+ISSUE_COLUMNS = frozenset({"number", "title", "body", "id", "summary", "state", "url"})
+# A YAML list of issues ("- number: 1") or a YAML map of them ("issues:"); a
+# report's own first line ("Description:") is not taken for one.
+_YAML_START = re.compile(r"(?:issues|items):|- (?:number|title|id|iid|url): .*")
+WRAPPER_KEYS = ("items", "issues")
+EXPECTED = (
+    "a GitHub issue (gh issue view/list --json, or the REST API) or a GitLab issue, as JSON: "
+    'one object, a list of them, or a search result {"items": [...]} / {"issues": [...]}; '
+    "or one report as Markdown or plain text (.md, .txt)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +110,7 @@ def parse_source(data: bytes, *, stem: str | None = None, suffix: str = "") -> R
     except UnicodeDecodeError as err:
         raise _not_text("not_utf8", "is not UTF-8 text", bom + err.start) from None
     if not _is_json(text, suffix):
+        _refuse_other_formats(text, suffix)
         return ReportSource(text=text, stem=stem, is_json=False)
     parsed = jsonio.strict_parse(text, max_bytes=MAX_FILE_BYTES)
     if isinstance(parsed, jsonio.JsonFailure):
@@ -97,7 +123,37 @@ def parse_source(data: bytes, *, stem: str | None = None, suffix: str = "") -> R
             offset=parsed.offset,
             **where,
         )
-    return ReportSource(text=text, stem=stem, is_json=True, value=parsed.value)
+    return ReportSource(text=text, stem=stem, is_json=True, value=unwrapped(parsed.value))
+
+
+def _refuse_other_formats(text: str, suffix: str) -> None:
+    """A spreadsheet or data file is no report: read as text it would become one
+    case titled with its header line. Refused by its name, or by a first line
+    that is a CSV header or a YAML key."""
+    form = OTHER_SUFFIXES.get(suffix)
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if form is None and suffix not in TEXT_SUFFIXES:
+        if _CSV_HEADER.fullmatch(first) and ISSUE_COLUMNS & set(first.lower().split(",")):
+            form = "CSV"
+        elif _YAML_START.fullmatch(first):
+            form = "YAML"
+    if form is not None:
+        raise not_a_tracker_export(f"is {form}, not a tracker export")
+
+
+def not_a_tracker_export(what: str) -> ReportImportError:
+    """``report_invalid`` (reason ``not_a_tracker_export``) saying what is read instead."""
+    return invalid("", "not_a_tracker_export", f"{what}; expected: {EXPECTED}", expected=EXPECTED)
+
+
+def unwrapped(value: Any) -> Any:
+    """The issue list of a search result's wrapper (``{"items": [...]}`` of GitHub's
+    REST search, ``{"issues": [...]}``), else ``value`` itself."""
+    if isinstance(value, dict) and "title" not in value:
+        for key in WRAPPER_KEYS:
+            if isinstance(value.get(key), list):
+                return value[key]
+    return value
 
 
 def _is_json(text: str, suffix: str) -> bool:
@@ -135,4 +191,13 @@ def _not_text(reason: str, phrase: str, offset: int) -> ReportImportError:
     )
 
 
-__all__ = ["MAX_FILE_BYTES", "ReportSource", "invalid", "parse_source", "read_source", "too_large"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "ReportSource",
+    "invalid",
+    "not_a_tracker_export",
+    "parse_source",
+    "read_source",
+    "too_large",
+    "unwrapped",
+]
