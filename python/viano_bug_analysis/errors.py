@@ -270,20 +270,14 @@ class FactError(VbaError):
     ``case-facts-query-v1`` schema refuses (``details`` name the pointer, the
     property and the allowed values, never a value of the document)."""
 
-    codes = frozenset({"unknown_fact_kind", "facts_query_invalid"})
+    codes = frozenset({"facts_query_invalid"})
 
 
 class UnknownFactKind(FactError):
     """``details["kind"]`` is the name when it looks like one (else null);
     ``details["allowed"]`` lists the vocabulary."""
 
-    def __init__(self, kind: str | None, allowed: tuple[str, ...]) -> None:
-        shown = f"{kind!r}" if kind is not None else "this kind"
-        super().__init__(
-            "unknown_fact_kind",
-            f"{shown} is not a fact kind of the vocabulary; allowed: {', '.join(allowed)}",
-            {"kind": kind, "allowed": list(allowed)},
-        )
+    codes = frozenset({"unknown_fact_kind"})
 
 
 # -- strict JSON (jsonio) ----------------------------------------------------------------

@@ -62,7 +62,7 @@ class _Part:
 
 
 _HEADINGS = (
-    "Entities of the report (type ID \"name\": what the build found):",
+    'Entities of the report (type ID "name": what the build found):',
     "Leads (where to look first; a lead is not a finding):",
     "Rows found (by entity; P-labels name the facts):",
     "Other findings:",
@@ -282,7 +282,9 @@ class FactGroups:
             )
             head = "  " + fact_kind("project_rows").compact(fact).split("\n", 1)[0]
             if reached:
-                more = f" and {len(reached) - MAX_ORIGINS} more" if len(reached) > MAX_ORIGINS else ""
+                more = (
+                    f" and {len(reached) - MAX_ORIGINS} more" if len(reached) > MAX_ORIGINS else ""
+                )
                 head += f" (reached from {'; '.join(reached[:MAX_ORIGINS])}{more})"
             lines.append(head)
             lines += row_table(fact["rows"], indent="    ")

@@ -104,19 +104,23 @@ def _about(parts: FactGroups, facts: list[Fact], entity: tuple[str, str]) -> set
         own = "entity_type" in fact and (str(fact["entity_type"]), str(fact.get("entity_id"))) == (
             entity
         )
-        if own or (kind in {"project_rows", "project_empty_result"} and parts.owner(fact) == entity):
+        if own or (
+            kind in {"project_rows", "project_empty_result"} and parts.owner(fact) == entity
+        ):
             found.add(fid)
         elif kind == "project_relationship":
             ends = [fact["to"], fact["from"]]
             if any(
-                (str(end.get("entity_type")), str(end.get("value", end.get("entity_id"))))
-                == entity
+                (str(end.get("entity_type")), str(end.get("value", end.get("entity_id")))) == entity
                 for end in ends
             ):
                 found.add(fid)
-        elif kind == "case_untyped_mention" and entity[1] == str(fact["entity_id"]):
-            if entity[0] in (fact.get("found_as") or ()):
-                found.add(fid)
+        elif (
+            kind == "case_untyped_mention"
+            and entity[1] == str(fact["entity_id"])
+            and entity[0] in (fact.get("found_as") or ())
+        ):
+            found.add(fid)
     for fact in facts:  # a description rides with its row
         if fact["kind"] == "project_description" and str(fact.get("row_fact")) in found:
             found.add(str(fact["fact_id"]))

@@ -45,6 +45,8 @@ class FactKind:
     statement_is_finding: bool = False
     # Results that repeat an earlier one word for word are left out of prompts.
     deduplicated: bool = False
+    # The report shows the statement above the fact's fields (the finding is worded there).
+    report_statement: bool = False
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -70,7 +72,7 @@ class FactKind:
             "kind": self.name,
             "label": self.label,
             "statement": statement if isinstance(statement, str) else None,
-            "statement_is_finding": self.statement_is_finding,
+            "report_statement": self.report_statement,
             "fields": {
                 k: v
                 for k, v in fact.items()
@@ -85,7 +87,13 @@ def fact_kind(name: Any) -> FactKind:
     kind = FACT_KINDS.get(name) if isinstance(name, str) else None
     if kind is None:
         shown = name if isinstance(name, str) and t.FIELD.fullmatch(name) else None
-        raise UnknownFactKind(shown, tuple(FACT_KINDS))
+        raise UnknownFactKind(
+            "unknown_fact_kind",
+            f"{shown!r} is not a fact kind of the vocabulary"
+            if shown
+            else "the fact's kind is not a name of the vocabulary",
+            {"kind": shown, "allowed": list(FACT_KINDS)},
+        )
     return kind
 
 
@@ -121,7 +129,9 @@ def _entity(fact: Mapping[str, Any], _: Facts) -> str:
 
 
 def _name_match(fact: Mapping[str, Any], _: Facts) -> str:
-    found = "; ".join(f"{m['entity_type']} {m['entity_id']} ({m['table']})" for m in fact["matches"])
+    found = "; ".join(
+        f"{m['entity_type']} {m['entity_id']} ({m['table']})" for m in fact["matches"]
+    )
     how = ("ambiguous, " if fact["ambiguous"] else "") + (
         "followed" if fact["followed"] else "not followed (too many)"
     )
@@ -385,8 +395,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
         FactKind("case_mention", "named in the case inputs", _mention),
         FactKind(
             "case_untyped_mention",
-            "named in the case inputs without a type; project data says which "
-            "types have this ID",
+            "named in the case inputs without a type; project data says which types have this ID",
             _untyped,
         ),
         FactKind(
@@ -417,8 +426,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
         ),
         FactKind(
             "project_description",
-            "project data: text that describes intended mechanics, "
-            "not an executed server action",
+            "project data: text that describes intended mechanics, not an executed server action",
             _description,
             _description_compact,
         ),
@@ -446,6 +454,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
             _empty,
             _empty_compact,
             statement_is_finding=True,
+            report_statement=True,
         ),
         FactKind(
             "project_context_coverage",
@@ -453,6 +462,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
             _coverage_line,
             _coverage_compact,
             statement_is_finding=True,
+            report_statement=True,
         ),
         FactKind(
             "report_revision",

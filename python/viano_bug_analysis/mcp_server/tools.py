@@ -34,7 +34,8 @@ from viano_bug_analysis.errors import (
     ToolError,
     VbaError,
 )
-from viano_bug_analysis.investigation.project_context import LABELS, load_index
+from viano_bug_analysis.facts.registry import fact_kind
+from viano_bug_analysis.investigation.project_context import load_index
 from viano_bug_analysis.jsonio import DUPLICATE_KEY
 from viano_bug_analysis.mcp_server.audit import CallLog, Recorded, request_bytes
 from viano_bug_analysis.mcp_server.rendering import render_case_query, render_project_query
@@ -390,7 +391,7 @@ def case_facts(package: CasePackage) -> dict[str, Any]:
     index = load_index(package)
     # Leads first, ranked as every other listing ranks them; then the rest in index order.
     facts = [
-        {**fact, "label": LABELS.get(str(fact.get("kind")), "project data")}
+        {**fact, "label": fact_kind(fact.get("kind")).label}
         for fact in leads_first((index or {}).get("facts", []))
     ]
     sources = [
