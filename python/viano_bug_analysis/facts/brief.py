@@ -56,6 +56,9 @@ class _Part:
     lines: list[str]
     ids: set[str] = field(default_factory=set)
     entity: Entity | None = None  # an entity line: what relationships to it fold into
+    # A one-line part that ends with the labels of every fact it stands for (folded ones
+    # too, so they are added when rendered).
+    labelled: bool = False
 
     def size(self) -> int:
         return sum(len(line) + 1 for line in self.lines)
@@ -102,6 +105,9 @@ def fact_sections(index: Mapping[str, Any], *, max_chars: int) -> FactSections:
     shown = {i for p in kept for i in p.ids}
     left = tuple(i for i in all_ids if i not in shown)
     text = _render(kept, left)
+    if len(text) > max_chars:  # nothing fits but the notice, in its short form or not at all
+        short = f"Left out for room: {t.count(len(left), 'fact')}; ask case.facts."
+        text = short if len(short) <= max_chars else ""
     return FactSections(text, tuple(i for i in all_ids if i in shown), left)
 
 
@@ -145,6 +151,8 @@ def _render(parts: Sequence[_Part], left: Sequence[str]) -> str:
             current = part.section
             lines.append(_HEADINGS[current])
         lines += part.lines
+        if part.labelled and part.ids:
+            lines[-1] += f" ({t.labels(part.ids)})"
     if left:
         lines.append(
             f"Left out for room: {t.count(len(left), 'fact')} ({t.labels(left)}); "
@@ -217,7 +225,7 @@ class FactGroups:
                 used.add(fid)
         entities = self._entities(rows_of, empty_of)
         for order, (entity, line, ids) in enumerate(entities):
-            parts.append(_Part(ENTITIES, KEEP, (order,), [line], ids, entity))
+            parts.append(_Part(ENTITIES, KEEP, (order,), [line], ids, entity, labelled=True))
         rank = {entity: order for order, (entity, _l, _i) in enumerate(entities)}
         for entity, found in rows_of.items():
             parts.append(self._rows(entity, found, rank))
@@ -225,8 +233,8 @@ class FactGroups:
             parts.append(self._empty(entity, empty, rank))
         for order, (reason, items) in enumerate(sorted(coverage.items())):
             ids = {str(f["fact_id"]) for f in items}
-            line = f"- {_coverage_line(reason, items)} ({t.labels(ids)})"
-            parts.append(_Part(COVERAGE_SECTION, COVERAGE, (order,), [line], ids))
+            line = f"- {_coverage_line(reason, items)}"
+            parts.append(_Part(COVERAGE_SECTION, COVERAGE, (order,), [line], ids, labelled=True))
         covered = {i for p in parts for i in p.ids} | used
         for fact in self.facts:
             fid = str(fact["fact_id"])
@@ -265,8 +273,7 @@ class FactGroups:
             empty = len(empty_of.get(entity, ()))
             if empty:
                 what += f"; nothing in {t.count(empty, 'other table')}"
-            labels = f" ({t.labels(ids)})" if ids else ""
-            out.append((entity, f"- {entity[0]} {entity[1]}{name}: {how}; {what}{labels}", ids))
+            out.append((entity, f"- {entity[0]} {entity[1]}{name}: {how}; {what}", ids))
         # The report's own entities first, then the reached ones, each in order found.
         return sorted(out, key=lambda e: (e[0] not in self.named, known.index(e[0])))
 
@@ -298,9 +305,10 @@ class FactGroups:
         ids = {str(f["fact_id"]) for f in empty}
         where = t.unique(str(f.get("table") or f"symbol {f.get('symbol')}") for f in empty)
         who = f"{entity[0]} {entity[1]}" if entity else "other lookups"
-        line = f"- {who}: nothing in {', '.join(where)} ({t.labels(ids)})"
+        line = f"- {who}: nothing in {', '.join(where)}"
         drop = NAMED_EMPTY if entity in self.named else OTHER_EMPTY
-        return _Part(EMPTY, drop, (rank.get(entity, 1 << 30), _first(ids)), [line], ids)
+        order = (rank.get(entity, 1 << 30), _first(ids))
+        return _Part(EMPTY, drop, order, [line], ids, labelled=True)
 
     def _fold(self, parts: list[_Part]) -> None:
         owner = {i: p for p in parts for i in p.ids}

@@ -19,9 +19,12 @@ from viano_bug_analysis.facts import text as t
 from viano_bug_analysis.facts.brief import FactGroups
 from viano_bug_analysis.facts.registry import fact_kind
 from viano_bug_analysis.schema_errors import check
+from viano_bug_analysis.schemas import load_schema
 
 FACTS_QUERY_SCHEMA = "case-facts-query-v1"
 DEFAULT_LIMIT = 20
+# The schema's maximum of ``limit``, said where the tool is described.
+MAX_LIMIT: int = load_schema(FACTS_QUERY_SCHEMA)["properties"]["limit"]["maximum"]
 
 Fact = Mapping[str, Any]
 
@@ -140,4 +143,4 @@ def _tables(fact: Fact) -> set[str]:
     return tables
 
 
-__all__ = ["DEFAULT_LIMIT", "FACTS_QUERY_SCHEMA", "facts_query", "facts_view"]
+__all__ = ["DEFAULT_LIMIT", "FACTS_QUERY_SCHEMA", "MAX_LIMIT", "facts_query", "facts_view"]
