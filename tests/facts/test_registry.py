@@ -20,7 +20,7 @@ STORED_LABELS_SHA256 = "3e359c24de0958221b0f642039f2ed3a1be310f7dcfa310bb5dae60b
 
 
 def test_project_context_takes_the_labels_of_the_vocabulary() -> None:
-    assert LABELS == labels()
+    assert labels() == LABELS
     assert list(LABELS) == list(FACT_KINDS)
 
 
