@@ -224,13 +224,13 @@ class FactGroups:
                 parts.append(self._lead(fact))
                 used.add(fid)
         entities = self._entities(rows_of, empty_of)
-        for order, (entity, line, ids) in enumerate(entities):
-            parts.append(_Part(ENTITIES, KEEP, (order,), [line], ids, entity, labelled=True))
-        rank = {entity: order for order, (entity, _l, _i) in enumerate(entities)}
-        for entity, found in rows_of.items():
-            parts.append(self._rows(entity, found, rank))
-        for entity, empty in empty_of.items():
-            parts.append(self._empty(entity, empty, rank))
+        for order, (named, line, ids) in enumerate(entities):
+            parts.append(_Part(ENTITIES, KEEP, (order,), [line], ids, named, labelled=True))
+        rank: dict[Entity | None, int] = {e: order for order, (e, _l, _i) in enumerate(entities)}
+        for owner, found in rows_of.items():
+            parts.append(self._rows(owner, found, rank))
+        for owner, empty in empty_of.items():
+            parts.append(self._empty(owner, empty, rank))
         for order, (reason, items) in enumerate(sorted(coverage.items())):
             ids = {str(f["fact_id"]) for f in items}
             line = f"- {_coverage_line(reason, items)}"
@@ -324,11 +324,11 @@ class FactGroups:
             elif kind == "project_description":
                 target = fact.get("row_fact")
             if kind == "project_relationship" and "entity_type" in fact["to"] and target is None:
-                line = entity_lines.get((str(fact["to"]["entity_type"]), str(fact["to"]["value"])))
-                target = next(iter(line.ids), None) if line is not None and line.ids else None
-                if line is not None and target is None:
-                    line.ids.add(fid)
-                    owner[fid] = line
+                about = (str(fact["to"]["entity_type"]), str(fact["to"]["value"]))
+                entity_line = entity_lines.get(about)
+                if entity_line is not None:
+                    entity_line.ids.add(fid)
+                    owner[fid] = entity_line
                     continue
             if target is not None and str(target) in owner:
                 part = owner[str(target)]
