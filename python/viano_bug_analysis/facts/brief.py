@@ -8,10 +8,12 @@ of the result it reached; a fact is named by its label, never by a hash.
 
 ``fact_sections`` is a pure function of the index: the same index and
 ``max_chars`` give the same text. What does not fit is left out whole,
-lowest value first (rows of entities the report does not name, then their
-empty lookups, then the other findings, then rows of named entities), and
-listed in ``left_out`` so the caller can say how to ask for it
-(``facts/query.py``). Entities and leads are kept first.
+lowest value first: rows of entities the report does not name, then the
+empty lookups, then the other findings, then the rows of the report's own
+entities (one rows fact at a time, an entity's first rows last), then the
+coverage lines; the entities and leads are kept first. The left-out facts
+are listed in ``left_out`` and counted by kind on the last line, which says
+how to ask for them (``facts/query.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ Fact = Mapping[str, Any]
 Entity = tuple[str, str]  # (type, ID as text): IDs of any JSON type compare as written
 
 # Drop order: a part of a higher number is left out before a lower one.
-KEEP, NAMED_ROWS, COVERAGE, FINDINGS, NAMED_EMPTY, OTHER_EMPTY, OTHER_ROWS = range(7)
+KEEP, COVERAGE, NAMED_ROWS, FINDINGS, NAMED_EMPTY, OTHER_EMPTY, OTHER_ROWS = range(7)
 # A result reached from many rows names the first few of them.
 MAX_ORIGINS = 3
 _ROW_KINDS = frozenset({"project_rows", "project_empty_result"})
@@ -59,6 +61,7 @@ class _Part:
     # A one-line part that ends with the labels of every fact it stands for (folded ones
     # too, so they are added when rendered).
     labelled: bool = False
+    title: str | None = None  # the line a run of parts with this title starts under
 
     def size(self) -> int:
         return sum(len(line) + 1 for line in self.lines)
@@ -101,36 +104,48 @@ def fact_sections(index: Mapping[str, Any], *, max_chars: int) -> FactSections:
         fact_kind(fact.get("kind"))  # a closed vocabulary: an unknown kind is an error
     parts = FactGroups(facts).parts()
     all_ids = [str(f["fact_id"]) for f in facts]
-    kept = _fit(parts, all_ids, max_chars)
+    kinds = {str(f["fact_id"]): str(f["kind"]) for f in facts}
+    kept = _fit(parts, all_ids, kinds, max_chars)
     shown = {i for p in kept for i in p.ids}
     left = tuple(i for i in all_ids if i not in shown)
-    text = _render(kept, left)
+    text = _render(kept, left, kinds)
     if len(text) > max_chars:  # nothing fits but the notice, in its short form or not at all
         short = f"Left out for room: {t.count(len(left), 'fact')}; ask case.facts."
         text = short if len(short) <= max_chars else ""
     return FactSections(text, tuple(i for i in all_ids if i in shown), left)
 
 
-def _fit(parts: list[_Part], all_ids: list[str], max_chars: int) -> list[_Part]:
-    kept = sorted(parts, key=lambda p: (p.section, p.order))
+def _fit(
+    parts: list[_Part], all_ids: list[str], kinds: Mapping[str, str], max_chars: int
+) -> list[_Part]:
+    ordered = sorted(parts, key=lambda p: (p.section, p.order))
     # Lowest value first: highest drop class, then the last in its section.
-    candidates = sorted(
-        (p for p in kept), key=lambda p: (-p.drop, -p.section, tuple(-_sort(x) for x in p.order))
-    )
-    dropped: list[_Part] = []
-    for part in candidates:
-        if len(_render(kept, _left(kept, all_ids))) <= max_chars:
-            break
-        kept.remove(part)
-        dropped.append(part)
+    drops = sorted(ordered, key=lambda p: (-p.drop, -p.section, tuple(-_sort(x) for x in p.order)))
+
+    def without(count: int) -> list[_Part]:
+        gone = {id(p) for p in drops[:count]}
+        return [p for p in ordered if id(p) not in gone]
+
+    def size(kept: list[_Part]) -> int:
+        return len(_render(kept, _left(kept, all_ids), kinds))
+
+    # The fewest parts to leave out, found by bisection (each render is linear).
+    low, high = 0, len(drops)
+    while low < high:
+        middle = (low + high) // 2
+        if size(without(middle)) <= max_chars:
+            high = middle
+        else:
+            low = middle + 1
+    kept = without(low)
     # A smaller part of lower value may still fit where a larger one did not.
-    for part in reversed(dropped[:-1]):
+    room = max_chars - size(kept)
+    for part in drops[:low][::-1]:
+        if part.size() + len(part.title or "") + 2 > room:
+            continue
         trial = sorted([*kept, part], key=lambda p: (p.section, p.order))
-        if len(_render(trial, _left(trial, all_ids))) <= max_chars:
-            kept = trial
-    # Even entities and leads may not fit a tiny budget: the text is never longer.
-    while kept and len(_render(kept, _left(kept, all_ids))) > max_chars:
-        kept.pop()
+        if (length := size(trial)) <= max_chars:
+            kept, room = trial, max_chars - length
     return kept
 
 
@@ -143,22 +158,34 @@ def _left(kept: list[_Part], all_ids: list[str]) -> tuple[str, ...]:
     return tuple(i for i in all_ids if i not in shown)
 
 
-def _render(parts: Sequence[_Part], left: Sequence[str]) -> str:
+def _render(parts: Sequence[_Part], left: Sequence[str], kinds: Mapping[str, str]) -> str:
     lines: list[str] = []
-    current = -1
+    current, title = -1, None
     for part in parts:
         if part.section != current:
-            current = part.section
+            current, title = part.section, None
             lines.append(_HEADINGS[current])
+        if part.title is not None and part.title != title:
+            lines.append(part.title)
+        title = part.title
         lines += part.lines
         if part.labelled and part.ids:
             lines[-1] += f" ({t.labels(part.ids)})"
     if left:
-        lines.append(
-            f"Left out for room: {t.count(len(left), 'fact')} ({t.labels(left)}); "
-            "ask case.facts by ids, entity, table, fact_kind or text to read them."
-        )
+        lines.append(_left_line(left, kinds))
     return "\n".join(lines)
+
+
+def _left_line(left: Sequence[str], kinds: Mapping[str, str]) -> str:
+    """What was left out, counted by kind (the labels are in ``left_out``)."""
+    per_kind: dict[str, int] = {}
+    for fact_id in left:
+        per_kind[kinds[fact_id]] = per_kind.get(kinds[fact_id], 0) + 1
+    counted = ", ".join(f"{n} {kind}" for kind, n in sorted(per_kind.items()))
+    return (
+        f"Left out for room: {t.count(len(left), 'fact')} ({counted}); ask case.facts by "
+        "entity, table, fact_kind, text or ids to read them."
+    )
 
 
 class FactGroups:
@@ -228,7 +255,7 @@ class FactGroups:
             parts.append(_Part(ENTITIES, KEEP, (order,), [line], ids, named, labelled=True))
         rank: dict[Entity | None, int] = {e: order for order, (e, _l, _i) in enumerate(entities)}
         for owner, found in rows_of.items():
-            parts.append(self._rows(owner, found, rank))
+            parts += self._rows(owner, found, rank)
         for owner, empty in empty_of.items():
             parts.append(self._empty(owner, empty, rank))
         for order, (reason, items) in enumerate(sorted(coverage.items())):
@@ -277,13 +304,17 @@ class FactGroups:
         # The report's own entities first, then the reached ones, each in order found.
         return sorted(out, key=lambda e: (e[0] not in self.named, known.index(e[0])))
 
-    def _rows(self, entity: Entity | None, found: list[Fact], rank: Mapping[Any, int]) -> _Part:
+    def _rows(
+        self, entity: Entity | None, found: list[Fact], rank: Mapping[Any, int]
+    ) -> list[_Part]:
+        """One part per rows fact under the entity's title: what does not fit goes by
+        fact, the entity's first rows last."""
         title = _title(entity, self.names)
-        lines = [title]
-        ids: set[str] = set()
+        drop = NAMED_ROWS if entity in self.named else OTHER_ROWS
+        parts = []
         for fact in found:
             fid = str(fact["fact_id"])
-            ids.add(fid)
+            ids = {fid}
             reached = t.unique(
                 t.origin(r["from"]) for r in self.reached_by.get(fid, []) if "table" in r["from"]
             )
@@ -293,13 +324,13 @@ class FactGroups:
                     f" and {len(reached) - MAX_ORIGINS} more" if len(reached) > MAX_ORIGINS else ""
                 )
                 head += f" (reached from {'; '.join(reached[:MAX_ORIGINS])}{more})"
-            lines.append(head)
-            lines += row_table(fact["rows"], indent="    ")
+            lines = [head, *row_table(fact["rows"], indent="    ")]
             for text in self.descriptions.get(fid, []):
                 ids.add(str(text["fact_id"]))
                 lines.append(f"    {fact_kind('project_description').compact(text)}")
-        drop = NAMED_ROWS if entity in self.named else OTHER_ROWS
-        return _Part(ROWS, drop, (rank.get(entity, 1 << 30), _first(ids)), lines, ids)
+            order = (rank.get(entity, 1 << 30), t.number(fid))
+            parts.append(_Part(ROWS, drop, order, lines, ids, title=title))
+        return parts
 
     def _empty(self, entity: Entity | None, empty: list[Fact], rank: Mapping[Any, int]) -> _Part:
         ids = {str(f["fact_id"]) for f in empty}
