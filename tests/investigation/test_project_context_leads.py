@@ -19,7 +19,18 @@ from viano_bug_analysis.jsonio import canonical_bytes
 
 
 def _package(tmp_path: Path, facts: list[dict[str, Any]]) -> CasePackage:
-    index = {"analysis_revision": 1, "research_origin": {"kind": "fake"}, "facts": facts}
+    # A whole index: it is checked against enrichment-index-v1 when read.
+    index = {
+        "format": "viano-enrichment-index",
+        "format_version": 1,
+        "case_id": "BUG-1",
+        "analysis_revision": 1,
+        "profile": {"name": "fake", "sha256": "0" * 64},
+        "research_origin": {"kind": "fake"},
+        "mentions": [],
+        "queries": [],
+        "facts": facts,
+    }
     (tmp_path / "index.json").write_bytes(canonical_bytes(index))
     case = {"project_research": {"index": {"path": "index.json"}}}
     return cast(CasePackage, SimpleNamespace(path=tmp_path, case=case))
