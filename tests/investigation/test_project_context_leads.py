@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from tests.case.leads_package import ranked_facts
+from tests.facts.sample import index as index_of
 from viano_bug_analysis.case.package import CasePackage
 from viano_bug_analysis.investigation.project_context import (
     LABELS,
@@ -20,17 +21,7 @@ from viano_bug_analysis.jsonio import canonical_bytes
 
 def _package(tmp_path: Path, facts: list[dict[str, Any]]) -> CasePackage:
     # A whole index: it is checked against enrichment-index-v1 when read.
-    index = {
-        "format": "viano-enrichment-index",
-        "format_version": 1,
-        "case_id": "BUG-1",
-        "analysis_revision": 1,
-        "profile": {"name": "fake", "sha256": "0" * 64},
-        "research_origin": {"kind": "fake"},
-        "mentions": [],
-        "queries": [],
-        "facts": facts,
-    }
+    index = index_of(facts)
     (tmp_path / "index.json").write_bytes(canonical_bytes(index))
     case = {"project_research": {"index": {"path": "index.json"}}}
     return cast(CasePackage, SimpleNamespace(path=tmp_path, case=case))
