@@ -77,7 +77,9 @@ def test_table_access_reads_refusals_and_absent_tables() -> None:
         "table": "spell_dbc",
         "count": 1,
     }
-    access = table_access(index([*facts(), extra]))
+    source = {**extra, "fact_id": "P100", "code": "path_not_found", "source": "source.search"}
+    del source["table"]
+    access = table_access(index([*facts(), extra, source]))
     assert access.read == ("conditions", "quest_template")
     assert access.refused == {"table_not_allowed": ("creature_loot_template",)}
     assert access.absent == ("spell_dbc",)

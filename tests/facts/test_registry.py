@@ -77,3 +77,13 @@ def test_readers_refuse_an_unknown_kind_instead_of_guessing() -> None:
     odd = [{"fact_id": "P1", "kind": "project_guess"}]
     with pytest.raises(UnknownFactKind):
         summarize_all(odd)
+
+
+def test_the_build_fact_log_refuses_a_kind_outside_the_vocabulary() -> None:
+    from viano_bug_analysis.enrichment.fact_log import FactLog
+
+    log = FactLog(lambda sha: f"captures/{sha}.json")
+    assert log.fact("case_name_candidates", asked=0, not_found=[], not_asked=[]) == "P1"
+    with pytest.raises(UnknownFactKind):
+        log.fact("project_guess", table="x")
+    assert len(log.facts) == 1

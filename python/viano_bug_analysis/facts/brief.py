@@ -87,9 +87,8 @@ def table_access(index: Mapping[str, Any]) -> TableAccess:
         if kind in _ROW_KINDS and "table" in fact:
             read.add(str(fact["table"]))
         elif kind == "project_context_coverage" and fact.get("reason") == "query_refused":
-            target = fact.get("table") or fact.get("source")
-            if target:
-                refused.setdefault(str(fact.get("code")), set()).add(str(target))
+            if fact.get("table"):  # a refused source search names no table
+                refused.setdefault(str(fact.get("code")), set()).add(str(fact["table"]))
     absent = refused.pop("table_not_found", set())
     return TableAccess(
         tuple(sorted(read)),
