@@ -62,3 +62,18 @@ def test_facts_of_a_real_build_by_entity(
     page = outcome.structured
     assert page["facts"] and page["total"] >= len(page["facts"])
     assert outcome.text.startswith(f"facts 1-{len(page['facts'])} of {page['total']}:")
+
+
+def test_the_calls_verify_in_the_audit_trail(tmp_path: Path) -> None:
+    from viano_bug_analysis.mcp_server.audit import verify_calls
+
+    package = build_package(tmp_path, sources={"src/a.cpp": b"int a;\n"})
+    server = tools(package.path)
+    server.call("case_facts_query", {"limit": 3})
+    server.call("case_facts_query", {"limit": 300})
+    assert verify_calls(str(package.path)) == {
+        "calls": 2,
+        "errors": 1,
+        "repeats": 0,
+        "captures": 0,
+    }
