@@ -86,15 +86,19 @@ def table_access(index: Mapping[str, Any]) -> TableAccess:
         kind = fact.get("kind")
         if kind in _ROW_KINDS and "table" in fact:
             read.add(str(fact["table"]))
-        elif kind == "project_context_coverage" and fact.get("reason") == "query_refused":
-            if fact.get("table"):  # a refused source search names no table
-                refused.setdefault(str(fact.get("code")), set()).add(str(fact["table"]))
+        # A refused source search names no table.
+        elif _refused(fact) and fact.get("table"):
+            refused.setdefault(str(fact.get("code")), set()).add(str(fact["table"]))
     absent = refused.pop("table_not_found", set())
     return TableAccess(
         tuple(sorted(read)),
         {code: tuple(sorted(tables)) for code, tables in sorted(refused.items())},
         tuple(sorted(absent)),
     )
+
+
+def _refused(fact: Fact) -> bool:
+    return fact.get("kind") == "project_context_coverage" and fact.get("reason") == "query_refused"
 
 
 def fact_sections(index: Mapping[str, Any], *, max_chars: int) -> FactSections:
