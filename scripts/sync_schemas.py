@@ -1,7 +1,13 @@
 """Copy the source-of-truth schemas into the Python package, or check the copies.
 
-    python scripts/sync_schemas.py           # copy schemas/*.schema.json into the package
-    python scripts/sync_schemas.py --check   # exit 1 if any copy differs, is missing or is stale
+    python scripts/sync_schemas.py           # regenerate derived parts, copy into the package
+    python scripts/sync_schemas.py --check   # exit 1 if any copy or derived part drifted
+
+Derived parts first: a schema that embeds another one under ``$defs/<name>``
+(``investigation-response-v*`` embeds ``project-query-v1``, so the answer
+schema stands alone for a model's grammar) gets the embedded copy
+regenerated from ``schemas/<name>.schema.json``; only the embedded copy is
+rewritten, in the files' own form (two-space indent, UTF-8 as written).
 
 ``schemas/`` at the repository root is the source of truth; the package
 ships byte-for-byte copies under ``python/viano_bug_analysis/schemas/`` so
@@ -12,6 +18,7 @@ file is stale: sync removes it, check reports it.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -19,6 +26,30 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE_DIR = ROOT / "schemas"
 PACKAGE_DIR = ROOT / "python" / "viano_bug_analysis" / "schemas"
 PATTERN = "*.schema.json"
+
+
+# (embedding schema glob, embedded schema name): the copies kept in step with their source.
+EMBEDDED = (("investigation-response-v*.schema.json", "project-query-v1"),)
+
+
+def _dumped(document: object) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def derived_drift(source_dir: Path = SOURCE_DIR) -> list[tuple[Path, str]]:
+    """(file, its regenerated text) for every embedding schema whose embedded copy drifted."""
+    stale = []
+    for pattern, name in EMBEDDED:
+        embedded = json.loads((source_dir / f"{name}{PATTERN[1:]}").read_text(encoding="utf-8"))
+        for path in sorted(source_dir.glob(pattern)):
+            text = path.read_text(encoding="utf-8")
+            document = json.loads(text)
+            if name not in document.get("$defs", {}):
+                continue
+            document["$defs"][name] = embedded
+            if _dumped(document) != text:
+                stale.append((path, _dumped(document)))
+    return stale
 
 
 def drift(source_dir: Path = SOURCE_DIR, package_dir: Path = PACKAGE_DIR) -> list[str]:
@@ -58,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="report drift, change nothing")
     args = parser.parse_args(argv)
     if args.check:
-        problems = drift()
+        problems = [f"embedded copy differs: {p.name}" for p, _text in derived_drift()]
+        problems += drift()
         for line in problems:
             print(line, file=sys.stderr)
         if problems:
@@ -66,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"schemas in sync ({len(list(SOURCE_DIR.glob(PATTERN)))} files)")
         return 0
+    for path, text in derived_drift():
+        path.write_text(text, encoding="utf-8")
+        print(f"regenerated embedded copies: {path.name}")
     for line in sync():
         print(line)
     return 0

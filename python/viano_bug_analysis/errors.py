@@ -264,6 +264,22 @@ class EnrichmentError(VbaError):
     )
 
 
+class FactError(VbaError):
+    """A fact outside the fact vocabulary (``facts/registry.py``), an enrichment index
+    that does not match ``enrichment-index-v1``, or a facts query the
+    ``case-facts-query-v1`` schema refuses (``details`` name the pointer, the
+    property and the allowed values, never a value of the document)."""
+
+    codes = frozenset({"facts_query_invalid"})
+
+
+class UnknownFactKind(FactError):
+    """``details["kind"]`` is the name when it looks like one (else null);
+    ``details["allowed"]`` lists the vocabulary."""
+
+    codes = frozenset({"unknown_fact_kind"})
+
+
 # -- strict JSON (jsonio) ----------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+from tests.facts.sample import index as index_of
 from viano_bug_analysis.case.package import CasePackage
 from viano_bug_analysis.investigation.project_context import load_index, project_prompt_context
 from viano_bug_analysis.jsonio import canonical_bytes
@@ -20,17 +21,17 @@ def _rows_fact(fact_id: str) -> dict[str, Any]:
         "fact_id": fact_id,
         "kind": "project_rows",
         "statement": "rows",
+        "table": "creature",
+        "filters": [{"column": "guid", "operator": "eq", "value": BIG}],
+        "complete_filtered_rows": True,
         "rows": [{"guid": BIG, "name": "Élan"}],
         "provenance": {"capture_sha256": "a" * 64, "pointer": "/rows/0"},
     }
 
 
 def _package(tmp_path: Path) -> CasePackage:
-    index = {
-        "analysis_revision": 1,
-        "research_origin": {"kind": "fake"},
-        "facts": [_rows_fact("F1"), _rows_fact("F2")],
-    }
+    # A whole index: it is checked against enrichment-index-v1 when read.
+    index = index_of([_rows_fact("P1"), _rows_fact("P2")])
     (tmp_path / "index.json").write_bytes(canonical_bytes(index))
     case = {"project_research": {"index": {"path": "index.json"}}}
     return cast(CasePackage, SimpleNamespace(path=tmp_path, case=case))
@@ -46,6 +47,6 @@ def test_an_integer_beyond_64_bits_stays_exact(tmp_path: Path) -> None:
 def test_a_repeated_result_with_a_big_integer_is_left_out(tmp_path: Path) -> None:
     context = project_prompt_context(_package(tmp_path))
     assert context is not None
-    assert [fact["fact_id"] for fact in context["facts"]] == ["F1"]
-    assert context["left_out"]["duplicate_results"] == ["F2"]
+    assert [fact["fact_id"] for fact in context["facts"]] == ["P1"]
+    assert context["left_out"]["duplicate_results"] == ["P2"]
     assert context["facts"][0]["rows"][0]["guid"] == BIG

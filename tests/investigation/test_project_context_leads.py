@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from tests.case.leads_package import ranked_facts
+from tests.facts.sample import index as index_of
 from viano_bug_analysis.case.package import CasePackage
 from viano_bug_analysis.investigation.project_context import (
     LABELS,
@@ -19,7 +20,8 @@ from viano_bug_analysis.jsonio import canonical_bytes
 
 
 def _package(tmp_path: Path, facts: list[dict[str, Any]]) -> CasePackage:
-    index = {"analysis_revision": 1, "research_origin": {"kind": "fake"}, "facts": facts}
+    # A whole index: it is checked against enrichment-index-v1 when read.
+    index = index_of(facts)
     (tmp_path / "index.json").write_bytes(canonical_bytes(index))
     case = {"project_research": {"index": {"path": "index.json"}}}
     return cast(CasePackage, SimpleNamespace(path=tmp_path, case=case))

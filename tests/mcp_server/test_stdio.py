@@ -47,7 +47,7 @@ def test_tools_are_listed_with_the_bundled_schemas(package: BuiltPackage) -> Non
 
     tools = {tool.name: tool for tool in run(main)}
     # No --project-config: no project_query.
-    assert set(tools) == {"case_query", "case_facts", "case_report"}
+    assert set(tools) == {"case_query", "case_facts", "case_facts_query", "case_report"}
     assert tools["case_query"].input_schema == load_schema("investigation-request-v1")
     assert tools["case_query"].output_schema == load_schema("investigation-result-v1")
     assert tools["case_facts"].input_schema == load_schema("mcp-no-arguments-v1")

@@ -72,6 +72,7 @@ from viano_bug_analysis.enrichment.profile_check import resolve_columns
 from viano_bug_analysis.enrichment.rule_phase import rules_phase
 from viano_bug_analysis.enrichment.script_files import script_file_phase
 from viano_bug_analysis.errors import CaseError, EnrichmentError, PackageFileError, VbaError
+from viano_bug_analysis.facts.index import check_index
 from viano_bug_analysis.snapshot import MemberRef, SnapshotArchive
 
 REVISIONS_DIR = PackageLayout.REVISIONS.as_posix()
@@ -353,14 +354,7 @@ class CaseBuilder:
         index = self._files.read_document(index_rel, encode=_compact)
         if index is not None:
             # The enrichment checkpoint of this revision is done: never repeated.
-            if not isinstance(index.get("facts"), list) or not isinstance(
-                index.get("queries"), list
-            ):
-                raise PackageFileError(
-                    "package_corrupt",
-                    "a stored package file is damaged: not an enrichment index",
-                    {"path": index_rel, "reason": "not an enrichment index"},
-                )
+            check_index(index, index_rel)
             return index_rel, sha256_hex(_compact(index)), index["facts"], index["queries"], 0
         self._progress("reading entity mentions")
         found = extract(self._profile, case["report"], self._member_lines(case["source_context"]))
@@ -414,6 +408,7 @@ class CaseBuilder:
             "queries": queries,
             "facts": facts,
         }
+        check_index(index, index_rel)  # a fact outside the vocabulary is never written
         data = _compact(index)
         self._files.write_once(index_rel, data)
         self._hook("index-written")

@@ -46,9 +46,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from viano_bug_analysis.facts.text import (
+    CLASS_NAMES,
+    LEAD_KIND,
+    LIMIT_REASON,
+    is_limit_fact,
+    lead_line,
+    location_text,
+)
+from viano_bug_analysis.facts.text import key_text as _key_text
+
 DEFAULT_MAX_LEADS = 20
-LEAD_KIND = "project_lead"
-LIMIT_REASON = "leads_limit"
 
 # Most telling first: the order of this tuple is the first key of the ranking.
 LEAD_CLASSES = (
@@ -58,13 +66,6 @@ LEAD_CLASSES = (
     "heuristic",
     "script_file",
 )
-CLASS_NAMES = {
-    "changed_since_report": "changed since the report",
-    "engine_check": "engine check",
-    "missing_reference": "missing reference",
-    "heuristic": "heuristic",
-    "script_file": "script file",
-}
 # A file whose constants name the entity says more than the zone's file, which
 # says more than a file that only holds scripts of a similar name.
 _SCRIPT_REASONS = ("constants", "zone", "sibling_prefix")
@@ -153,28 +154,6 @@ def leads_first(facts: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 def leads_left_out(facts: Iterable[Mapping[str, Any]]) -> int:
     """How many ranked leads the ``max_leads`` bound left out."""
     return sum(int(f["count"]) for f in facts if is_limit_fact(f))
-
-
-def is_limit_fact(fact: Mapping[str, Any]) -> bool:
-    return fact.get("kind") == "project_context_coverage" and fact.get("reason") == LIMIT_REASON
-
-
-def lead_line(lead: Mapping[str, Any]) -> str:
-    """``3. missing reference at conditions SourceEntry=5: <why> (rests on P7, P9)``."""
-    return (
-        f"{lead['rank']}. {CLASS_NAMES.get(lead['lead'], lead['lead'])} at "
-        f"{location_text(lead['location'])}: {lead['why']} "
-        f"(rests on {', '.join(lead['rests_on'])})"
-    )
-
-
-def location_text(location: Mapping[str, Any]) -> str:
-    if "commit" in location:
-        return f"commit {str(location['commit'])[:12]}"
-    if "path" in location:
-        line = location.get("line")
-        return f"{location['path']}:{line}" if line is not None else str(location["path"])
-    return f"{location.get('table')} {_key_text(location.get('key') or {})}".rstrip()
 
 
 # -- candidates ---------------------------------------------------------------------------
@@ -417,12 +396,6 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 def _entity(fact: Mapping[str, Any]) -> tuple[str, Any] | None:
     entity_type = fact.get("entity_type")
     return (entity_type, fact.get("entity_id")) if isinstance(entity_type, str) else None
-
-
-def _key_text(key: Mapping[str, Any]) -> str:
-    # Columns in name order: the index stores objects with sorted keys, so a lead
-    # reads the same at build time and from the stored package.
-    return " ".join(f"{column}={key[column]}" for column in sorted(key))
 
 
 def _max_leads(profile: Any) -> int:

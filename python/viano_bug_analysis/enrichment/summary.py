@@ -21,15 +21,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from viano_bug_analysis.enrichment.leads import (
-    CLASS_NAMES,
     LEAD_KIND,
     is_limit_fact,
     lead_line,
     leads_left_out,
     leads_of,
 )
-
-MAX_TEXT = 100
+from viano_bug_analysis.facts.registry import fact_kind
+from viano_bug_analysis.facts.text import count as _n
+from viano_bug_analysis.facts.text import entity as _entity
+from viano_bug_analysis.facts.text import filters as _filters
+from viano_bug_analysis.facts.text import ignored as _ignored
+from viano_bug_analysis.facts.text import labels as _labels
+from viano_bug_analysis.facts.text import named as _named
+from viano_bug_analysis.facts.text import number as _number
+from viano_bug_analysis.facts.text import origin as _origin
+from viano_bug_analysis.facts.text import origin_key as _origin_key
+from viano_bug_analysis.facts.text import place as _place
+from viano_bug_analysis.facts.text import unique as _unique
 
 Facts = Mapping[str, Mapping[str, Any]]
 
@@ -343,68 +352,8 @@ def _group_text(group: _EmptyGroup) -> str:
     return f"{group.entity}{reached}: nothing in {named}"
 
 
-def _origin_key(origin: Mapping[str, Any]) -> str:
-    if "table" in origin:
-        return f"{origin['table']} {origin['id_column']}={origin['id']} {origin['column']}"
-    return _entity(origin)
-
-
-def _origin(origin: Mapping[str, Any], target: bool = True) -> str:
-    """``quest 90001``, or the row and column a value came from (with the value)."""
-    if "table" not in origin:
-        return _entity(origin)
-    text = f"{origin['table']} {origin['id_column']}={origin['id']}"
-    if origin["column"] != origin["id_column"]:
-        text += f" {origin['column']}" + (f"={origin['value']}" if target else "")
-    return text
-
-
-def _entity(fact: Mapping[str, Any]) -> str:
-    return f"{fact['entity_type']} {fact['entity_id']}"
-
-
-def _named(fact: Mapping[str, Any]) -> str:
-    return f'{_entity(fact)} "{fact["name"]}"' if "name" in fact else _entity(fact)
-
-
-def _place(where: Mapping[str, Any]) -> str:
-    return str(where.get("pointer") or f"{where['source_ref']} line {where['line']}")
-
-
 def _refused_target(fact: Mapping[str, Any]) -> str:
     return str(fact.get("table") or fact.get("source") or "?")
-
-
-def _ignored(value: Any) -> str:
-    if value is None or value == "null":
-        return "NULL"
-    if value == "":
-        return "empty"
-    return str(value)
-
-
-def _unique(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(values))
-
-
-def _n(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
-
-
-def _number(label: str) -> int:
-    return int(label[1:]) if label[1:].isdigit() else 0
-
-
-def _labels(labels: Iterable[str]) -> str:
-    """``P56-P63,P70``: runs of consecutive labels joined."""
-    numbers = sorted({_number(label) for label in labels})
-    runs: list[list[int]] = []
-    for number in numbers:
-        if runs and number == runs[-1][-1] + 1:
-            runs[-1].append(number)
-        else:
-            runs.append([number])
-    return ",".join(f"P{run[0]}" if len(run) == 1 else f"P{run[0]}-P{run[-1]}" for run in runs)
 
 
 # -- one line per fact (--all-facts) -------------------------------------------------------
@@ -423,186 +372,5 @@ def summarize_all(facts: Iterable[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _line(fact: Mapping[str, Any], by_id: Facts) -> str | None:
-    kind = fact["kind"]
-    if kind == "report_revision":
-        # The statement words the relation (case/report_revision.py).
-        commit = f" = {fact['commit'][:12]}…" if fact.get("commit") else ""
-        return f"report revision {fact.get('reported') or '(no commit ID)'}{commit}: " + str(
-            fact["statement"]
-        )
-    if kind == "case_mention":
-        return f"mentioned: {_entity(fact)} ({_place(fact['where'])})"
-    if kind == "project_entity":
-        name = f'"{fact["name"]}"' if "name" in fact else "(no name in the table)"
-        return f"{_entity(fact)}: {name}"
-    if kind == "project_name_match":
-        found = "; ".join(
-            f"{m['entity_type']} {m['entity_id']} ({m['table']})" for m in fact["matches"]
-        )
-        how = ("ambiguous, " if fact["ambiguous"] else "") + (
-            "followed" if fact["followed"] else "not followed (too many)"
-        )
-        return f'name "{fact["name"]}" ({_place(fact["where"])}) is exactly {found}: {how}'
-    if kind == "case_untyped_mention":
-        found = ", ".join(fact["found_as"]) or "nothing asked (" + ", ".join(fact["asked_as"]) + ")"
-        return f"ID {fact['entity_id']} without a type ({_place(fact['where'])}): found as {found}"
-    if kind == "case_unresolved_mention":
-        return (
-            f"link {fact['form']} {fact['entity_id']} ({_place(fact['where'])}): a type this "
-            "profile does not read, not looked up"
-        )
-    if kind == "case_name_candidates":
-        shown = fact["not_found"][:8]
-        more = len(fact["not_found"]) - len(shown)
-        line = f"{fact['asked']} phrase(s) asked as names; no entity is named " + ", ".join(
-            f'"{name}"' for name in shown
-        )
-        if more:
-            line += f" (and {more} more)"
-        if fact["not_asked"]:
-            line += f"; {len(fact['not_asked'])} name(s) of types without a name column not asked"
-        return line
-    if kind == "project_description":
-        return f"{fact['role']} ({fact['table']}.{fact['source_column']}): {_cut(fact['text'])}"
-    if kind == "project_rows":
-        return f"{len(fact['rows'])} row(s) of {fact['table']} where {_filters(fact['filters'])}"
-    if kind == "project_relationship":
-        source, target = fact["from"], fact["to"]
-        if "query_sha256" not in target:  # an entity without a table of its own
-            reached = f"{target['entity_type']} {target['value']}"
-            return f"{fact['relation']}: {_origin(source)} -> {reached}"
-        where = target.get("table") or f"symbol {target.get('symbol')}"
-        named = ""
-        target_fact = by_id.get(target.get("fact", ""))
-        if target_fact is not None and target_fact["kind"] == "project_empty_result":
-            named = " (none in this table)" if "table" in target else " (no source line)"
-        return f"{fact['relation']}: {_origin(source)} -> {where}{named}"
-    if kind == "project_source_hits":
-        first = fact["matches"][0]
-        return (
-            f"symbol {fact['symbol']}: {fact['total']} line(s) at the pinned commit, "
-            f"first {first['path']}:{first['line']}"
-        )
-    if kind == "project_source_constant":
-        match = fact["match"]
-        return f"constant {fact['constant']} = {_entity(fact)} at {match['path']}:{match['line']}"
-    if kind == "project_empty_result":
-        if "table" in fact:
-            return f"none in this table: {fact['table']} where {_filters(fact['filters'])}"
-        return f"no source line names symbol {fact['symbol']}"
-    if kind == LEAD_KIND:
-        return "lead " + lead_line(fact)
-    if kind == "project_rule_hit":
-        return _rule_hit(fact)
-    if kind == "project_missing_reference":
-        source, looked = fact["from"], fact["looked_in"]
-        return (
-            f"missing reference {fact['reference']}: {source['table']}.{source['column']} of "
-            f"{source['table']} {_key(source['key'])} names {_entity(fact)}, none in "
-            f"{looked['table']}.{looked['column']}"
-        )
-    if kind == "project_script_file_candidate":
-        return (
-            f"script file candidate for {_entity(fact)}: {fact['path']} ({fact['reason']}, "
-            f"{_n(len(fact['evidence']), 'line')} of evidence)"
-        )
-    if kind == "project_change_since_report":
-        return (
-            f"changed since the report: commit {fact['commit'][:12]} ({fact['author_time']}) "
-            f'"{_cut(fact["summary"])}": {_n(len(fact["changes"]), "changed line")} naming '
-            + ", ".join(str(term) for term in fact["terms"])
-        )
-    if kind == "project_context_coverage":
-        if is_limit_fact(fact):
-            classes = ", ".join(
-                f"{count} {CLASS_NAMES.get(lead, lead)}" for lead, count in fact["by_class"].items()
-            )
-            return (
-                f"coverage: leads_limit: {_n(int(fact['count']), 'more lead')} ranked past "
-                f"max_leads ({fact['limit']}): {classes}"
-            )
-        if fact["reason"] == "value_not_followed":
-            return (
-                f"no reference: {fact['table']}.{fact['column']} held a no-reference value "
-                f"(ignore_values) in {_n(int(fact['count']), 'row')}, nothing to follow "
-                f"({fact['relation']})"
-            )
-        if fact["reason"] == "candidates_dropped":
-            return f"coverage: candidates_dropped: {fact['count']} {fact['what']} not looked up"
-        if fact["reason"] == "query_budget":
-            stages = ", ".join(
-                f"{sum(kinds.values())} of the {stage.replace('_', ' ')}"
-                for stage, kinds in fact["not_asked"].items()
-            )
-            unchecked = fact.get("rules_not_checked") or []
-            rules = f"; rules not fully checked: {', '.join(unchecked)}" if unchecked else ""
-            return (
-                f"coverage: query_budget: {_n(int(fact['count']), 'query', 'queries')} not "
-                f"asked ({stages}) of max_queries {fact['max_queries']}, "
-                f"{fact['reserved_for_phases']} kept for the build phases{rules}"
-            )
-        if fact["reason"] == "read_after_phases":
-            return (
-                f"coverage: read_after_phases: {_n(int(fact['count']), 'lookup')} of the "
-                "reference map asked on what the build phases left, after them: not checked "
-                "by the rules or the script-file candidates"
-            )
-        if fact["reason"] == "database_unreadable":
-            codes = ", ".join(f"{code} {n}" for code, n in fact["codes"].items())
-            return f"coverage: database_unreadable: every database query was refused ({codes})"
-        return "coverage: " + _coverage(fact)
-    return None
-
-
-def _rule_hit(fact: Mapping[str, Any]) -> str:
-    rows = fact["rows"]
-    where = f"{rows[0]['table']} {_key(rows[0]['key'])}" if rows else "no row"
-    if len(rows) > 1:
-        where += f" and {_n(len(rows) - 1, 'more row')}"
-    source = fact.get("engine_source")
-    checked = f", checked at {source['path']}:{source['line']}" if source else ""
-    return f"{fact['rule_kind']} rule {fact['rule']}: {_entity(fact)} ({where}{checked})"
-
-
-def _key(key: Mapping[str, Any]) -> str:
-    return " ".join(f"{column}={key[column]}" for column in sorted(key))
-
-
-def _coverage(fact: Mapping[str, Any]) -> str:
-    """Reason, code, the table (or symbol, or relation) it concerns, and how many."""
-    line = str(fact["reason"])
-    if fact.get("code"):
-        line += f" {fact['code']}"
-    query = fact.get("query", {})
-    table = fact.get("table") or query.get("table")
-    if table and fact.get("column"):
-        table = f"{table}.{fact['column']}"
-    target = (
-        table
-        or (f"symbol {fact['symbol']}" if "symbol" in fact else None)
-        or (f"symbol {query['symbol']}" if "symbol" in query else None)
-        or (f"text {fact['text']!r}" if "text" in fact else None)
-        or (f"text {query['text']!r}" if "text" in query else None)
-        or fact.get("source")
-    )
-    relation = fact.get("relation") or fact.get("purpose", {}).get("relation")
-    line += ": " + ", ".join(str(part) for part in (target, relation) if part)
-    if "count" in fact:
-        one = fact["count"] == 1
-        if fact["reason"] == "query_refused":
-            line += f" ({fact['count']} quer{'y' if one else 'ies'})"
-        else:
-            line += f" ({fact['count']} value{'' if one else 's'})"
-    elif "returned" in fact:
-        line += f" ({fact['returned']} returned)"
-    return line
-
-
-def _filters(filters: Iterable[Mapping[str, Any]]) -> str:
-    return " and ".join(f"{f['column']} {f['operator']} {f['value']!r}" for f in filters)
-
-
-def _cut(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= MAX_TEXT else flat[: MAX_TEXT - 1] + "…"
+def _line(fact: Mapping[str, Any], by_id: Facts) -> str:
+    return fact_kind(fact["kind"]).summary(fact, by_id)

@@ -21,44 +21,15 @@ from typing import Any, cast
 
 from viano_bug_analysis.case.package import CasePackage
 from viano_bug_analysis.enrichment.leads import leads_first
+from viano_bug_analysis.facts.index import check_index
+from viano_bug_analysis.facts.registry import fact_kind, labels
 from viano_bug_analysis.jsonio import MAX_ENCODE_DEPTH, canonical_bytes, strict_loads
 
 PROMPT_VERSION = "investigation_project_v1"
 SELECTION_VERSION = "project-context-v2"
 
-LABELS = {
-    "case_mention": "named in the case inputs",
-    "case_untyped_mention": "named in the case inputs without a type; project data says which "
-    "types have this ID",
-    "case_unresolved_mention": "named in the case inputs as a type this profile does not read",
-    "case_name_candidates": "phrases of the case inputs asked as names that no entity carries",
-    "project_entity": "project data: an entity as the world database defines it",
-    "project_name_match": "project data: entities carrying exactly a name the case gives "
-    "without an ID (candidates when ambiguous)",
-    "project_rows": "project data: rows of the world database",
-    "project_description": "project data: text that describes intended mechanics, "
-    "not an executed server action",
-    "project_relationship": "project data: a configured reference, not a runtime observation "
-    "and not a cause",
-    "project_source_hits": "project source: lines at the pinned commit",
-    "project_source_constant": "project source: a typed C++ constant assigned this ID at the "
-    "pinned commit",
-    "project_empty_result": "finding about one table or search only",
-    "project_context_coverage": "coverage: what the enrichment did not read",
-    "report_revision": "the commit the report was filed against, related to the commit "
-    "the project source was read at; not a cause",
-    "project_rule_hit": "project data: rows a consistency rule of the profile flags (an engine "
-    "load check with its source line, or a heuristic the engine accepts); a place to look, "
-    "not a proven cause",
-    "project_missing_reference": "project data: a reference the reference map expects to "
-    "resolve names an entity with no row",
-    "project_script_file_candidate": "project source: the file where a missing script of this "
-    "entity would most likely live, with the sibling lines that suggest it",
-    "project_change_since_report": "project history: a commit between the report's revision "
-    "and the pinned commit that changes lines naming the report's entities; maybe already fixed",
-    "project_lead": "lead: where to look first, ranked (rank 1 first); why says what makes it "
-    "a lead and rests_on the facts it comes from; a lead is not a finding",
-}
+# The vocabulary's labels, in its order: the texts stored prompts were built with.
+LABELS = labels()
 
 
 def load_index(package: CasePackage) -> dict[str, Any] | None:
@@ -68,9 +39,11 @@ def load_index(package: CasePackage) -> dict[str, Any] | None:
         return None
     data = (package.path / ref["index"]["path"]).read_bytes()
     # Not orjson.loads: it turns an integer beyond 64 bits (a DECIMAL value) into a float.
-    return cast(
+    index = cast(
         "dict[str, Any]", strict_loads(data, max_depth=MAX_ENCODE_DEPTH, max_bytes=len(data))
     )
+    check_index(index, ref["index"]["path"])
+    return index
 
 
 def project_prompt_context(package: CasePackage) -> dict[str, Any] | None:
@@ -86,7 +59,7 @@ def project_prompt_context(package: CasePackage) -> dict[str, Any] | None:
         key = canonical_bytes(
             {k: v for k, v in view.items() if k not in {"fact_id", "purpose", "source"}}
         )
-        if fact["kind"] in {"project_rows", "project_source_hits"} and key in seen:
+        if fact_kind(fact["kind"]).deduplicated and key in seen:
             duplicates.append(fact["fact_id"])
             continue
         seen[key] = fact["fact_id"]
@@ -109,20 +82,13 @@ def project_prompt_context(package: CasePackage) -> dict[str, Any] | None:
 def _prompt_view(fact: Mapping[str, Any]) -> dict[str, Any]:
     # Boilerplate statements are carried by the label; empty results and
     # coverage keep theirs, because the statement is the finding.
-    keep_statement = fact["kind"] in {
-        "project_empty_result",
-        "project_context_coverage",
-        "report_revision",
-        "project_rule_hit",
-        "project_missing_reference",
-        "project_script_file_candidate",
-        "project_change_since_report",
-    }
+    kind = fact_kind(fact["kind"])
+    keep_statement = kind.statement_is_finding
     dropped = {"provenance", "name_provenance", "purpose"} | (
         set() if keep_statement else {"statement"}
     )
     view = {k: v for k, v in fact.items() if k not in dropped}
-    view["label"] = LABELS[fact["kind"]]
+    view["label"] = kind.label
     if "provenance" in fact:
         view["source"] = _reference(fact["provenance"])
     if "from" in fact:

@@ -78,7 +78,8 @@ def build_server(tools: McpTools, *, version: str = "", token: str = "") -> Serv
         instructions=(
             "Read-only tools over one case package: call case_facts first for the case "
             "identity and the source_refs, then case_query with investigation-request-v1 "
-            "batches. Every call is recorded in the package."
+            "batches; case_facts_query reads the enrichment facts compactly, by label, "
+            "entity, table, kind or text. Every call is recorded in the package."
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,

@@ -34,7 +34,9 @@ from viano_bug_analysis.errors import (
     ToolError,
     VbaError,
 )
-from viano_bug_analysis.investigation.project_context import LABELS, load_index
+from viano_bug_analysis.facts.query import FACTS_QUERY_SCHEMA, MAX_LIMIT, facts_query, facts_view
+from viano_bug_analysis.facts.registry import fact_kind
+from viano_bug_analysis.investigation.project_context import load_index
 from viano_bug_analysis.jsonio import DUPLICATE_KEY
 from viano_bug_analysis.mcp_server.audit import CallLog, Recorded, request_bytes
 from viano_bug_analysis.mcp_server.rendering import render_case_query, render_project_query
@@ -53,6 +55,7 @@ NO_ARGUMENTS_SCHEMA = "mcp-no-arguments-v1"
 FACTS_SCHEMA = "mcp-case-facts-v1"
 REPORT_SCHEMA = "mcp-case-report-v1"
 REFERENCES_ARGUMENTS_SCHEMA = "mcp-references-arguments-v1"
+FACTS_RESULT_SCHEMA = "case-facts-result-v1"
 
 ReportBuilder = Callable[[Path], tuple[dict[str, Any], str]]
 
@@ -102,6 +105,7 @@ class McpTools:
         self._handlers: dict[str, Callable[[Mapping[str, Any], bytes], Outcome]] = {
             "case_query": self._case_query,
             "case_facts": self._case_facts,
+            "case_facts_query": self._case_facts_query,
         }
         if report is not None:
             self._handlers["case_report"] = self._case_report
@@ -135,6 +139,16 @@ class McpTools:
                 load_schema(NO_ARGUMENTS_SCHEMA),
                 load_schema(FACTS_SCHEMA),
             ),
+            ToolSpec(
+                "case_facts_query",
+                "Enrichment facts of the case's current revision on demand, in the compact "
+                'view of the case brief: by label or range (ids: ["P12", "P40-P44"]), '
+                "entity ({type, id}), table, fact_kind or text; every filter given must hold; "
+                f"paged (limit at most {MAX_LIMIT}, next_offset for the next page). "
+                "case_facts gives every fact with its full provenance.",
+                load_schema(FACTS_QUERY_SCHEMA),
+                load_schema(FACTS_RESULT_SCHEMA),
+            ),
         ]
         if self.report is not None:
             specs.append(
@@ -151,10 +165,7 @@ class McpTools:
                     "project_query",
                     "One project-query-v1 query against the configured git commit or the "
                     "allowlisted database tables (read-only; no SQL, values travel as "
-                    "parameters). Kinds: source.files, source.search, source.symbol, "
-                    "source.registration, source.schema, source.read, source.revision, "
-                    "source.changes, database.tables, database.schema, database.rows, "
-                    "database.count.",
+                    f"parameters). Kinds: {', '.join(project_query_kinds())}.",
                     load_schema("project-query-v1"),
                     load_schema("project-result-v2"),
                 )
@@ -317,6 +328,17 @@ class McpTools:
         )
         return Outcome(facts, text, recorded=recorded)
 
+    def _case_facts_query(self, args: Mapping[str, Any], data: bytes) -> Outcome:
+        try:
+            package = load_package(self.package)
+            result = facts_query(load_index(package) or {"facts": []}, args)
+        except VbaError as err:
+            return self._record_error("case_facts_query", data, err)
+        recorded = self.log.record(
+            "case_facts_query", data, package=_state_of(package), result=result
+        )
+        return Outcome(result, facts_view(result) + _recorded_text(recorded), recorded=recorded)
+
     def _case_report(self, args: Mapping[str, Any], data: bytes) -> Outcome:
         assert self.report is not None
         try:
@@ -390,7 +412,7 @@ def case_facts(package: CasePackage) -> dict[str, Any]:
     index = load_index(package)
     # Leads first, ranked as every other listing ranks them; then the rest in index order.
     facts = [
-        {**fact, "label": LABELS.get(str(fact.get("kind")), "project data")}
+        {**fact, "label": fact_kind(fact.get("kind")).label}
         for fact in leads_first((index or {}).get("facts", []))
     ]
     sources = [
@@ -417,6 +439,12 @@ def case_facts(package: CasePackage) -> dict[str, Any]:
         "research_origin": (index or {}).get("research_origin"),
         "facts": facts,
     }
+
+
+def project_query_kinds() -> list[str]:
+    """The kinds of ``project-query-v1``, read from the schema: the one list of them."""
+    kinds: list[str] = load_schema("project-query-v1")["properties"]["kind"]["enum"]
+    return kinds
 
 
 def _recorded_text(recorded: Recorded | None) -> str:

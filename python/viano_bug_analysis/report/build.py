@@ -26,6 +26,7 @@ from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.enrichment.leads import leads_left_out, leads_of, location_text
 from viano_bug_analysis.errors import EvidenceError
+from viano_bug_analysis.facts.registry import fact_kind
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
     CONCLUDED,
@@ -42,7 +43,7 @@ from viano_bug_analysis.investigation.interpretation_state import (
     InterpretationState,
     interpretation_state,
 )
-from viano_bug_analysis.investigation.project_context import LABELS, load_index
+from viano_bug_analysis.investigation.project_context import load_index
 from viano_bug_analysis.investigation.research_block import research_of
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.token_use import (
@@ -227,22 +228,17 @@ def _leads(index: Mapping[str, Any] | None) -> dict[str, Any]:
 def _facts(index: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     facts = []
     for fact in (index or {}).get("facts", []):
-        shown = {
-            k: v for k, v in fact.items() if k not in {"fact_id", "kind", "statement", "provenance"}
-        }
-        text, truncated = excerpt(shown, compact=True)
-        provenance = fact.get("provenance")
+        view = fact_kind(fact["kind"]).report(fact)
+        text, truncated = excerpt(view["fields"], compact=True)
         facts.append(
             {
-                "fact_id": str(fact["fact_id"]),
-                "kind": str(fact["kind"]),
-                "label": LABELS.get(fact["kind"], fact["kind"]),
-                "statement": fact.get("statement")
-                if isinstance(fact.get("statement"), str)
-                else None,
+                "fact_id": view["fact_id"],
+                "kind": view["kind"],
+                "label": view["label"],
+                "statement": view["statement"],
                 "excerpt": text,
                 "truncated": truncated,
-                "provenance": dict(provenance) if isinstance(provenance, dict) else None,
+                "provenance": view["provenance"],
             }
         )
     return facts

@@ -17,6 +17,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
+from viano_bug_analysis.facts.registry import fact_kind
 from viano_bug_analysis.jsonio import canonical_bytes
 
 _STYLE = """
@@ -222,9 +223,6 @@ def _leads(report: Mapping[str, Any]) -> list[str]:
 
 
 # Kinds whose statement is the finding itself; the others' statements repeat their label.
-_STATEMENT_KINDS = frozenset({"project_empty_result", "project_context_coverage"})
-
-
 def _facts(report: Mapping[str, Any], package_href: str | None) -> list[str]:
     parts = ["<h2>Facts</h2>"]
     if not report["facts"]:
@@ -237,7 +235,7 @@ def _facts(report: Mapping[str, Any], package_href: str | None) -> list[str]:
     )
     for fact in report["facts"]:
         statement = ""
-        if fact["statement"] and fact["kind"] in _STATEMENT_KINDS:
+        if fact["statement"] and fact_kind(fact["kind"]).report_statement:
             statement = f"{_t(fact['statement'])}<br>"
         cut = " …" if fact["truncated"] else ""
         parts.append(

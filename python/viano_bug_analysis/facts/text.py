@@ -1,0 +1,123 @@
+"""The phrases every view of a fact is worded with: entities, places, origins, filters.
+
+Pure functions of one fact (or one part of it), shared by the one-line
+summary, the compact prompt view and the brief, so an entity or a filter
+reads the same wherever a fact is shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+LEAD_KIND = "project_lead"
+# The coverage reason of the fact that counts the leads ``max_leads`` left out.
+LIMIT_REASON = "leads_limit"
+CLASS_NAMES = {
+    "changed_since_report": "changed since the report",
+    "engine_check": "engine check",
+    "missing_reference": "missing reference",
+    "heuristic": "heuristic",
+    "script_file": "script file",
+}
+MAX_TEXT = 100
+# What a name must look like to be echoed in an error (never a value of the document).
+FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def is_limit_fact(fact: Mapping[str, Any]) -> bool:
+    return fact.get("kind") == "project_context_coverage" and fact.get("reason") == LIMIT_REASON
+
+
+def lead_line(lead: Mapping[str, Any]) -> str:
+    """``3. missing reference at conditions SourceEntry=5: <why> (rests on P7, P9)``."""
+    return (
+        f"{lead['rank']}. {CLASS_NAMES.get(lead['lead'], lead['lead'])} at "
+        f"{location_text(lead['location'])}: {lead['why']} "
+        f"(rests on {', '.join(lead['rests_on'])})"
+    )
+
+
+def location_text(location: Mapping[str, Any]) -> str:
+    if "commit" in location:
+        return f"commit {str(location['commit'])[:12]}"
+    if "path" in location:
+        line = location.get("line")
+        return f"{location['path']}:{line}" if line is not None else str(location["path"])
+    return f"{location.get('table')} {key_text(location.get('key') or {})}".rstrip()
+
+
+def key_text(key: Mapping[str, Any]) -> str:
+    # Columns in name order: the index stores objects with sorted keys, so a line
+    # reads the same at build time and from the stored package.
+    return " ".join(f"{column}={key[column]}" for column in sorted(key))
+
+
+def entity(fact: Mapping[str, Any]) -> str:
+    return f"{fact['entity_type']} {fact['entity_id']}"
+
+
+def named(fact: Mapping[str, Any]) -> str:
+    return f'{entity(fact)} "{fact["name"]}"' if "name" in fact else entity(fact)
+
+
+def place(where: Mapping[str, Any]) -> str:
+    return str(where.get("pointer") or f"{where['source_ref']} line {where['line']}")
+
+
+def origin_key(origin: Mapping[str, Any]) -> str:
+    if "table" in origin:
+        return f"{origin['table']} {origin['id_column']}={origin['id']} {origin['column']}"
+    return entity(origin)
+
+
+def origin(where: Mapping[str, Any], target: bool = True) -> str:
+    """``quest 90001``, or the row and column a value came from (with the value)."""
+    if "table" not in where:
+        return entity(where)
+    text = f"{where['table']} {where['id_column']}={where['id']}"
+    if where["column"] != where["id_column"]:
+        text += f" {where['column']}" + (f"={where['value']}" if target else "")
+    return text
+
+
+def filters(items: Iterable[Mapping[str, Any]]) -> str:
+    return " and ".join(f"{f['column']} {f['operator']} {f['value']!r}" for f in items)
+
+
+def cut(text: str, limit: int = MAX_TEXT) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def count(number: int, one: str, many: str | None = None) -> str:
+    return f"{number} {one if number == 1 else (many or one + 's')}"
+
+
+def unique(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def number(label: str) -> int:
+    return int(label[1:]) if label[1:].isdigit() else 0
+
+
+def labels(ids: Iterable[str]) -> str:
+    """``P56-P63,P70``: runs of consecutive labels joined."""
+    numbers = sorted({number(label) for label in ids})
+    runs: list[list[int]] = []
+    for value in numbers:
+        if runs and value == runs[-1][-1] + 1:
+            runs[-1].append(value)
+        else:
+            runs.append([value])
+    return ",".join(f"P{run[0]}" if len(run) == 1 else f"P{run[0]}-P{run[-1]}" for run in runs)
+
+
+def ignored(value: Any) -> str:
+    if value is None or value == "null":
+        return "NULL"
+    if value == "":
+        return "empty"
+    return str(value)

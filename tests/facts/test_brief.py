@@ -1,0 +1,85 @@
+"""The brief's fact sections: compact, deterministic, within the budget, nothing lost silently."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.facts.sample import facts, index
+from viano_bug_analysis.facts.brief import fact_sections, table_access
+
+HASH = re.compile(r"[0-9a-f]{40,64}")
+HEADINGS = ("Entities", "Leads", "Rows found", "Other findings", "Empty lookups", "Coverage")
+
+
+def test_sections_in_order_every_fact_shown_once_no_hashes() -> None:
+    sections = fact_sections(index(), max_chars=100_000)
+    assert sections.left_out == ()
+    assert sorted(sections.shown, key=lambda i: int(i[1:])) == [f["fact_id"] for f in facts()]
+    starts = [sections.text.find(h) for h in HEADINGS]
+    assert all(s >= 0 for s in starts) and starts == sorted(starts)
+    assert not HASH.search(sections.text)
+    assert "{" not in sections.text, "rows are tables, not JSON"
+
+
+def test_entities_name_what_exists_and_the_report_ones_come_first() -> None:
+    text = fact_sections(index(), max_chars=100_000).text
+    entities = text.split("Leads")[0].splitlines()[1:]
+    assert entities[0].startswith('- quest 90001 "Catch the Wolpertinger": named in the report')
+    assert "rows in quest_template" in entities[0]
+    assert entities[1].startswith("- creature 90002: named in the report")
+    assert "nothing in 1 other table" in entities[1]
+
+
+def test_a_relationship_that_restates_an_empty_result_is_folded_into_it() -> None:
+    text = fact_sections(index(), max_chars=100_000).text
+    empty = [line for line in text.splitlines() if line.startswith("- creature 90002: nothing")]
+    assert empty == ["- creature 90002: nothing in conditions (P9-P10)"]
+    assert "cond: creature 90002 -> conditions" not in text
+
+
+def test_coverage_is_one_counted_line_per_reason() -> None:
+    text = fact_sections(index(), max_chars=100_000).text
+    coverage = text.split("Coverage (what the build did not read):\n")[1].splitlines()
+    assert coverage[0].startswith("- max_depth: 2 references not followed")
+    assert coverage[0].endswith("(P15-P16)")
+    assert coverage[1].startswith("- query_refused table_not_allowed: creature_loot_template")
+
+
+def test_what_does_not_fit_is_left_out_whole_and_listed() -> None:
+    full = fact_sections(index(), max_chars=100_000)
+    small = fact_sections(index(), max_chars=len(full.text) // 2)
+    assert len(small.text) <= len(full.text) // 2
+    assert small.left_out and set(small.left_out).isdisjoint(small.shown)
+    assert set(small.left_out) | set(small.shown) == set(full.shown)
+    assert "Left out for room:" in small.text and "case.facts" in small.text
+    # Entities and leads are kept first.
+    assert small.text.startswith("Entities") and "P23 1. engine check" in small.text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=0, max_value=6000))
+def test_never_longer_than_the_budget_and_deterministic(max_chars: int) -> None:
+    first = fact_sections(index(), max_chars=max_chars)
+    assert len(first.text) <= max_chars
+    assert first == fact_sections(index(), max_chars=max_chars)
+    assert len(first.shown) + len(first.left_out) == len(facts())
+
+
+def test_table_access_reads_refusals_and_absent_tables() -> None:
+    extra = {
+        "fact_id": "P99",
+        "kind": "project_context_coverage",
+        "reason": "query_refused",
+        "code": "table_not_found",
+        "table": "spell_dbc",
+        "count": 1,
+    }
+    source = {**extra, "fact_id": "P100", "code": "path_not_found", "source": "source.search"}
+    del source["table"]
+    access = table_access(index([*facts(), extra, source]))
+    assert access.read == ("conditions", "quest_template")
+    assert access.refused == {"table_not_allowed": ("creature_loot_template",)}
+    assert access.absent == ("spell_dbc",)
