@@ -58,6 +58,7 @@ from viano_bug_analysis.case.report_revision import (
 )
 from viano_bug_analysis.durable import PackageLayout, create_package_root, relative
 from viano_bug_analysis.enrichment.changes import changes_since_report
+from viano_bug_analysis.enrichment.fixes import HistorySource, fix_candidates, history_sources
 from viano_bug_analysis.enrichment.engine import Enricher
 from viano_bug_analysis.enrichment.extract import (
     MemberLines,
@@ -144,6 +145,13 @@ class CaseBuilder:
         self._layout = PackageLayout(self._root)
         self._files = self._layout.files
         self._hypotheses: list[dict[str, Any]] = self._spec["hypotheses"]
+
+    def _fix_histories(self) -> tuple[HistorySource, ...]:
+        """The histories "already fixed?" reads: none when research reads the report's
+        own commit (``--at-report-revision``) or has no git source."""
+        if self._pin is not None:
+            return ()
+        return history_sources(getattr(self._research, "config", None))
 
     def build(self) -> BuildResult:
         create_package_root(self._root)
@@ -396,6 +404,7 @@ class CaseBuilder:
                 rules_phase,
                 script_file_phase,
                 changes_since_report(reported.fact),
+                fix_candidates(case["report"], self._fix_histories()),
                 add_leads,
             ],
         )
