@@ -102,10 +102,10 @@ def _run(
     ranking = rank(clues, candidates, changes, key_columns=_key_columns(ctx.profile))
     listed = [c for c in ranking.candidates if _listable(ranking, c)]
     if pinned is not None:
-        listed = [c for c in listed if not _in_pinned(c.commit, pinned)]
+        listed = [c for c in listed if not _in_pinned(c, pinned)]
     for index, candidate in enumerate(listed[:MAX_LISTED], start=1):
         _candidate_fact(ctx, source, candidate, index, ranking, basis, anchor, commits)
-    verdict = ranking.verdict if listed else "none"
+    verdict = ("fixed_by" if any(c.names_report for c in listed) else "maybe") if listed else "none"
     ctx.fact(
         SEARCH_KIND,
         repository=source.role,
@@ -268,9 +268,14 @@ def _changes(
 ) -> dict[str, list[LineChange]]:
     """The candidates' changed lines naming the report's terms, by commit."""
     terms = clues.terms()
-    if not terms or not candidates or not candidates[-1].parents:
+    if not terms or not candidates:
         return {}
-    since = candidates[-1].parents[0]
+    oldest = candidates[-1]
+    # since..pinned: the oldest candidate's parent; a root commit has none, and its
+    # own changes (the first import) are left out of the diff reasons.
+    since = oldest.parents[0] if oldest.parents else oldest.commit
+    if since == candidates[0].commit:
+        return {}
     found: dict[str, list[LineChange]] = {}
     offset: int | None = 0
     pages = 0
