@@ -117,9 +117,14 @@ def test_a_second_window_is_read_from_the_cache(tmp_path: Path) -> None:
 
 
 def test_the_report_date_anchors_on_the_last_commit_at_or_before_it(tmp_path: Path) -> None:
-    head = _build(tmp_path, [([None, f"{n}\n", None, None, None], f"c{n}", False) for n in range(4)])
+    head = _build(
+        tmp_path, [([None, f"{n}\n", None, None, None], f"c{n}", False) for n in range(4)]
+    )
     window = first_parent_window(
-        GitRepository(tmp_path, cache_bytes=1 << 20), head, max_commits=10, max_files=10,
+        GitRepository(tmp_path, cache_bytes=1 << 20),
+        head,
+        max_commits=10,
+        max_files=10,
         timeout_s=30,
     )
     # Commits at 00:00 (the root), 00:02, 00:04, 00:06, 00:08; newest first.

@@ -58,13 +58,13 @@ from viano_bug_analysis.case.report_revision import (
 )
 from viano_bug_analysis.durable import PackageLayout, create_package_root, relative
 from viano_bug_analysis.enrichment.changes import changes_since_report
-from viano_bug_analysis.enrichment.fixes import HistorySource, fix_candidates, history_sources
 from viano_bug_analysis.enrichment.engine import Enricher
 from viano_bug_analysis.enrichment.extract import (
     MemberLines,
     Mention,
     extract,
 )
+from viano_bug_analysis.enrichment.fixes import HistorySource, fix_candidates, history_sources
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
 from viano_bug_analysis.enrichment.leads import add_leads
 from viano_bug_analysis.enrichment.origin import query_database
@@ -404,7 +404,7 @@ class CaseBuilder:
                 rules_phase,
                 script_file_phase,
                 changes_since_report(reported.fact),
-                fix_candidates(case["report"], self._fix_histories()),
+                fix_candidates(case["report"], self._fix_histories(), reported.fact),
                 add_leads,
             ],
         )

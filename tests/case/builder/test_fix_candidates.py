@@ -75,7 +75,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
         "2024-03-05T00:00:00Z",
         "Dee",
         f"(Core/Smart Script) Gasping for Breath - Quest: {QUEST} (#33)",
-        {"sql/updates/world/2024_03_05_00.sql": f"DELETE FROM quest_template_addon WHERE ID={QUEST};\n"},
+        {"sql/updates/world/2024_03_05_00.sql": f"DELETE FROM t_addon WHERE ID={QUEST};\n"},
     )
     c["closes"] = _commit(
         path,
@@ -85,7 +85,11 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
         {"src/server/game/Quests/QuestHandler.cpp": "credit\n"},
     )
     c["later"] = _commit(
-        path, "2024-03-12T00:00:00Z", "Fay", "Core/Spells: fix a crash (#34)", {"src/Spell.cpp": "s\n"}
+        path,
+        "2024-03-12T00:00:00Z",
+        "Fay",
+        "Core/Spells: fix a crash (#34)",
+        {"src/Spell.cpp": "s\n"},
     )
     return Repo(path, c)
 
@@ -97,6 +101,7 @@ def build(
     text: str,
     source: Mapping[str, Any],
     extra_config: str = "",
+    revision: str | None = None,
 ) -> Any:
     config_dir = tmp_path / "config"
     config_dir.mkdir()
@@ -105,7 +110,10 @@ def build(
         f'commit = "{repo.commits["later"]}"\n' + extra_config
     )
     config = load_config(config_dir / "research.toml")
-    spec = case_spec(tmp_path / "inputs", metadata={"source": dict(source)}, text=text)
+    metadata: dict[str, Any] = {"source": dict(source)}
+    if revision is not None:
+        metadata["revision"] = revision
+    spec = case_spec(tmp_path / "inputs", metadata=metadata, text=text)
     with ProjectResearch(config) as live:
         return CaseBuilder(
             spec,
@@ -150,6 +158,21 @@ def test_the_report_date_anchors_the_search_and_the_focused_fix_ranks_first(
     assert len(asked) == 1
 
 
+def test_the_reports_revision_bounds_the_candidates(tmp_path: Path, repo: Repo) -> None:
+    # Filed against the fix itself: the fix cannot be the answer, later commits only.
+    built = build(
+        tmp_path,
+        repo,
+        text=f"Quest {QUEST} cannot be completed.",
+        source=SOURCE,
+        revision=repo.commits["fix"][:10],
+    )
+    (search,) = of_kind(built, "project_fix_search")
+    assert search["basis"] == "report_revision" and search["anchor"] == repo.commits["fix"]
+    assert not search["anchor_estimated"] and search["candidates_examined"] == 2
+    assert search["verdict"] == "none"
+
+
 def test_a_message_naming_the_report_is_fixed_by(tmp_path: Path, repo: Repo) -> None:
     source = {
         **SOURCE,
@@ -189,16 +212,18 @@ def test_the_history_bound_is_stated(tmp_path: Path, repo: Repo) -> None:
     )
     (search,) = of_kind(built, "project_fix_search")
     assert search["commits_read"] == 3
-    (gap,) = [f for f in of_kind(built, "project_context_coverage") if f["reason"] == "fix_history_limit"]
+    (gap,) = [
+        f for f in of_kind(built, "project_context_coverage") if f["reason"] == "fix_history_limit"
+    ]
     assert gap["limit"] == 3
 
 
-def test_an_upstream_fix_missing_from_the_pinned_history(
-    tmp_path: Path, repo: Repo
-) -> None:
+def test_an_upstream_fix_missing_from_the_pinned_history(tmp_path: Path, repo: Repo) -> None:
     upstream = tmp_path / "upstream"
     subprocess.run(
-        ["git", "clone", "-q", str(repo.path), str(upstream)], env=GIT_ENV, check=True,
+        ["git", "clone", "-q", str(repo.path), str(upstream)],
+        env=GIT_ENV,
+        check=True,
         capture_output=True,
     )
     picked = _commit(
@@ -211,7 +236,10 @@ def test_an_upstream_fix_missing_from_the_pinned_history(
     extra = f'\n[source.upstream]\nrepository = "{upstream}"\nurl = "https://github.com/up/core"\n'
     extra += f'commit = "{picked}"\n'
     built = build(
-        tmp_path, repo, text=f"Quest {QUEST} cannot be completed.", source=SOURCE,
+        tmp_path,
+        repo,
+        text=f"Quest {QUEST} cannot be completed.",
+        source=SOURCE,
         extra_config=extra,
     )
     searches = {f["repository"]: f for f in of_kind(built, "project_fix_search")}

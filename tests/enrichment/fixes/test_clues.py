@@ -63,8 +63,8 @@ def test_commits_the_reporter_blames_or_names_as_the_fix() -> None:
 
 
 def test_the_reports_own_revision_is_no_linked_commit() -> None:
-    facts = [{"kind": "report_revision", "commit": "1a2b3c4d5e" + "0" * 30}]
-    clues = report_clues(report("Server rev: 1a2b3c4d5e"), facts, repository_url=OURS)
+    fact = {"kind": "report_revision", "commit": "1a2b3c4d5e" + "0" * 30}
+    clues = report_clues(report("Server rev: 1a2b3c4d5e"), [], repository_url=OURS, revision=fact)
     assert clues.revision is not None and clues.commits == ()
 
 

@@ -70,16 +70,18 @@ def test_closes_hash_n_of_the_same_repository_is_fixed_by() -> None:
 
 
 def test_the_report_url_in_the_message_is_fixed_by() -> None:
-    r = ranked(REPORT, [commit(1, "fix, see https://github.com/vcore/vcore/issues/41")])
+    r = ranked(REPORT, [commit(1, "fix, see https://github.com/vcore/vcore/issues/41.")])
     assert r.verdict == "fixed_by"
+    longer = ranked(REPORT, [commit(1, "see https://github.com/vcore/vcore/issues/410")])
+    assert longer.verdict == "none"
 
 
 def test_hash_n_of_another_repository_or_a_longer_number_names_nothing() -> None:
     other = ReportClues(number=41, repository="other/fork", same_repository=False)
     assert ranked(other, [commit(1, "Fixes #41")]).verdict == "none"
-    assert ranked(REPORT, [commit(1, "Fixes #411"), commit(2, "see TrinityCore/TC#41")]).verdict == (
-        "none"
-    )
+    assert ranked(
+        REPORT, [commit(1, "Fixes #411"), commit(2, "see TrinityCore/TC#41")]
+    ).verdict == ("none")
 
 
 # -- the report names the fix -------------------------------------------------
@@ -129,8 +131,16 @@ def test_a_file_the_crash_log_names_is_touched() -> None:
             commit(1, "Core/Unit: guard a null victim", ["src/server/game/Entities/Unit/Unit.cpp"]),
             commit(2, "Core/Unit: docs", ["src/server/game/Entities/Unit/UnitAI.cpp"]),
         ],
-        {f"{1:040x}": [LineChange("src/server/game/Entities/Unit/Unit.cpp", "added",
-                                  "void Unit::DealDamage(Unit* victim)", "DealDamage")]},
+        {
+            f"{1:040x}": [
+                LineChange(
+                    "src/server/game/Entities/Unit/Unit.cpp",
+                    "added",
+                    "void Unit::DealDamage(Unit* victim)",
+                    "DealDamage",
+                )
+            ]
+        },
     )
     assert codes(r, 1) == {"touches_trace_file", "changes_trace_function"}
     assert r.candidates[0].commit.commit == f"{1:040x}" and len(r.candidates) == 1
@@ -160,13 +170,26 @@ def test_an_id_inside_a_longer_number_or_only_the_body_is_weaker() -> None:
 
 
 def test_rows_keyed_by_the_entity_outrank_an_id_in_another_column() -> None:
-    keyed = LineChange("sql/updates/world/2024_quest.sql", "added",
-                       "DELETE FROM `quest_template_addon` WHERE `ID`=14395;", "14395")
-    other = LineChange("sql/updates/world/2024_loot.sql", "added",
-                       "UPDATE `creature_template` SET `KillCredit1`=14395 WHERE `entry`=3;", "14395")
-    r = ranked(REPORT, [commit(1, "DB/Quest: fixes", ["sql/updates/world/2024_quest.sql"]),
-                        commit(2, "DB/Creature: credit", ["sql/updates/world/2024_loot.sql"])],
-               {f"{1:040x}": [keyed], f"{2:040x}": [other]})
+    keyed = LineChange(
+        "sql/updates/world/2024_quest.sql",
+        "added",
+        "DELETE FROM `quest_template_addon` WHERE `ID`=14395;",
+        "14395",
+    )
+    other = LineChange(
+        "sql/updates/world/2024_loot.sql",
+        "added",
+        "UPDATE `creature_template` SET `KillCredit1`=14395 WHERE `entry`=3;",
+        "14395",
+    )
+    r = ranked(
+        REPORT,
+        [
+            commit(1, "DB/Quest: fixes", ["sql/updates/world/2024_quest.sql"]),
+            commit(2, "DB/Creature: credit", ["sql/updates/world/2024_loot.sql"]),
+        ],
+        {f"{1:040x}": [keyed], f"{2:040x}": [other]},
+    )
     assert codes(r, 1) == {"changes_entity_rows"}
     assert codes(r, 2) == {"changes_entity_id"}
     assert r.candidates[0].commit.commit == f"{1:040x}"
@@ -176,8 +199,9 @@ def test_keyed_positions() -> None:
     assert keyed_by("(14395, 0, 'Gasping for Breath'),", "14395", KEYS)
     assert keyed_by("INSERT INTO `quest_template` VALUES (14395, 2);", "14395", KEYS)
     assert keyed_by("SET @ENTRY := 14395;", "14395", KEYS)
-    assert keyed_by("DELETE FROM creature_queststarter WHERE quest IN (1, 14395);", "14395",
-                    KEYS | {"quest"})
+    assert keyed_by(
+        "DELETE FROM creature_queststarter WHERE quest IN (1, 14395);", "14395", KEYS | {"quest"}
+    )
     assert not keyed_by("-- 14395: Gasping for Breath", "14395", KEYS)
     assert not keyed_by("(1, 14395, 0),", "14395", KEYS)
     assert not keyed_by("UPDATE t SET RewardItem=14395 WHERE ID=5;", "14395", KEYS)
@@ -185,10 +209,17 @@ def test_keyed_positions() -> None:
 
 
 def test_a_commit_touching_the_entitys_script() -> None:
-    clues = ReportClues(script_names=("npc_wounded_sailor",),
-                        script_files=("src/server/scripts/Kalimdor/zone_azshara.cpp",))
-    r = ranked(clues, [commit(1, "Scripts: rewrite", ["src/server/scripts/Kalimdor/zone_azshara.cpp"]),
-                       commit(2, "Scripts: other zone", ["src/server/scripts/Kalimdor/zone_durotar.cpp"])])
+    clues = ReportClues(
+        script_names=("npc_wounded_sailor",),
+        script_files=("src/server/scripts/Kalimdor/zone_azshara.cpp",),
+    )
+    r = ranked(
+        clues,
+        [
+            commit(1, "Scripts: rewrite", ["src/server/scripts/Kalimdor/zone_azshara.cpp"]),
+            commit(2, "Scripts: other zone", ["src/server/scripts/Kalimdor/zone_durotar.cpp"]),
+        ],
+    )
     assert codes(r, 1) == {"touches_script_file"}
     assert len(r.candidates) == 1
 
@@ -199,7 +230,9 @@ def test_a_commit_touching_the_entitys_script() -> None:
 def test_a_mass_change_ranks_below_the_focused_fix_and_says_so() -> None:
     dump = commit(2, "Release Vcore DB V1.0", ["sql/base/world_full.sql"], total=350)
     focused = commit(1, "(Core/Smart Script) Gasping for Breath - Quest: 14395 (#33)")
-    changes = {dump.commit: [LineChange("sql/base/world_full.sql", "added", "(14395, 2, 0),", "14395")]}
+    changes = {
+        dump.commit: [LineChange("sql/base/world_full.sql", "added", "(14395, 2, 0),", "14395")]
+    }
     r = ranked(REPORT, [focused, dump], changes)
     assert [c.commit.commit for c in r.candidates] == [focused.commit, dump.commit]
     assert "mass_change" in codes(r, 2)
@@ -221,7 +254,9 @@ def test_a_later_revert_cancels_the_fix() -> None:
 
 def test_reverting_the_blamed_commit_is_a_fix() -> None:
     cause = commit(1, "Core/Spells: rework proc flags")
-    revert = commit(2, f'Revert "Core/Spells: rework proc flags"\n\nThis reverts commit {cause.commit}.')
+    revert = commit(
+        2, f'Revert "Core/Spells: rework proc flags"\n\nThis reverts commit {cause.commit}.'
+    )
     clues = ReportClues(commits=(LinkedCommit(cause.commit[:9], cause=True),))
     r = ranked(clues, [cause, revert])
     assert r.verdict == "maybe" and codes(r, 2) == {"reverts_blamed_commit"}
@@ -234,7 +269,9 @@ def test_the_ranking_is_deterministic() -> None:
     commits = [commit(n, f"Quests: 14395 part {n}") for n in range(1, 6)]
     first = ranked(REPORT, commits)
     again = ranked(REPORT, list(reversed(commits)))
-    assert [c.commit.commit for c in first.candidates] == [c.commit.commit for c in again.candidates]
+    assert [c.commit.commit for c in first.candidates] == [
+        c.commit.commit for c in again.candidates
+    ]
     assert first.candidates[0].commit.commit == f"{5:040x}"  # equal scores: the newest first
 
 

@@ -90,7 +90,10 @@ def report_clues(
     facts: Sequence[Mapping[str, Any]],
     *,
     repository_url: str | None,
+    revision: Mapping[str, Any] | None = None,
 ) -> ReportClues:
+    """``revision``: the build's ``report_revision`` fact (stated after the
+    enrichment's, so not among ``facts``), None when the report names none."""
     metadata = report.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     source = metadata.get("source")
@@ -101,20 +104,18 @@ def report_clues(
     repository = repository.lower() if isinstance(repository, str) else repository_of(url)
     ours = repository_of(repository_url)
     same = repository is not None and repository == ours
-    text = "\n".join(
-        v for v in (report.get("title"), report.get("text")) if isinstance(v, str)
-    )
+    text = "\n".join(v for v in (report.get("title"), report.get("text")) if isinstance(v, str))
     pulls, commits, files, functions = _links_and_trace(text, ours)
-    revision = _revision(facts)
+    commit = _revision(revision)
     return ReportClues(
         number=number if type(number) is int else None,
         url=url,
         repository=repository,
         same_repository=same,
         created_at=source.get("created_at") if isinstance(source.get("created_at"), str) else None,
-        revision=revision,
+        revision=commit,
         pulls=pulls,
-        commits=tuple(c for c in commits if revision is None or not revision.startswith(c.hex)),
+        commits=tuple(c for c in commits if commit is None or not commit.startswith(c.hex)),
         files=files,
         functions=functions,
         ids=_first(_ids(facts)),
@@ -172,12 +173,10 @@ def _links_and_trace(
     )
 
 
-def _revision(facts: Sequence[Mapping[str, Any]]) -> str | None:
-    """The report's commit when it is one of this repository's (any relation)."""
-    for fact in facts:
-        if fact.get("kind") == "report_revision" and isinstance(fact.get("commit"), str):
-            return str(fact["commit"]).lower()
-    return None
+def _revision(fact: Mapping[str, Any] | None) -> str | None:
+    """The report's commit when it resolved to one of this repository's."""
+    commit = fact.get("commit") if fact is not None else None
+    return commit.lower() if isinstance(commit, str) else None
 
 
 def _ids(facts: Sequence[Mapping[str, Any]]) -> Iterable[str]:

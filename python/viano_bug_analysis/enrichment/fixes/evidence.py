@@ -148,9 +148,7 @@ def _verdict(ranked: Sequence[Candidate]) -> Verdict:
 
 
 def is_mass(commit: HistoryCommit) -> bool:
-    return commit.files_total >= MASS_FILES or any(
-        _BASE_DUMP.search(f.path) for f in commit.files
-    )
+    return commit.files_total >= MASS_FILES or any(_BASE_DUMP.search(f.path) for f in commit.files)
 
 
 def _reverted(commits: Sequence[HistoryCommit]) -> dict[str, str]:
@@ -252,11 +250,11 @@ def _reasons(
 
 
 def _names_report(clues: ReportClues, message: str) -> str | None:
-    if clues.url and clues.url.rstrip("/") in message:
+    if clues.url and re.search(rf"{re.escape(clues.url.rstrip('/'))}(?![\w/])", message):
         return clues.url
-    if clues.number is not None and clues.same_repository:
-        if re.search(rf"(?<![\w/&!])#{clues.number}\b", message):
-            return f"#{clues.number}"
+    same = clues.number is not None and clues.same_repository
+    if same and re.search(rf"(?<![\w/&!])#{clues.number}\b", message):
+        return f"#{clues.number}"
     return None
 
 

@@ -70,15 +70,18 @@ class PhaseContext(Protocol):
 
 
 def fix_candidates(
-    report: Mapping[str, Any], sources: Sequence[HistorySource]
+    report: Mapping[str, Any],
+    sources: Sequence[HistorySource],
+    revision: Mapping[str, Any] | None = None,
 ) -> AskingPhase:
-    """The phase for a case's report; no sources (no ``[source]``): it does nothing."""
+    """The phase for a case's report and its ``report_revision`` fact (None: the
+    report names no revision); no sources (no ``[source]``): it does nothing."""
 
     def phase(ctx: PhaseContext) -> None:
         if not sources:
             return
         main = sources[0]
-        clues = report_clues(report, ctx.facts, repository_url=main.url)
+        clues = report_clues(report, ctx.facts, repository_url=main.url, revision=revision)
         pinned_subjects = _run(ctx, clues, main, pinned=None)
         for upstream in sources[1:]:
             _run(ctx, clues, upstream, pinned=pinned_subjects)
@@ -147,9 +150,9 @@ def _candidates(
                 return list(commits[:index]), "report_revision", commit
     when = parse_report_time(clues.created_at)
     if when is not None:
-        index = anchor_at(commits, when)
-        if index is not None:
-            return list(commits[: index + before]), "report_date", commits[index]
+        at = anchor_at(commits, when)
+        if at is not None:
+            return list(commits[: at + before]), "report_date", commits[at]
         return list(commits), "report_date", None
     return list(commits), "whole_window", None
 
@@ -167,7 +170,10 @@ def _in_pinned(candidate: Candidate, pinned: Mapping[str, str]) -> bool:
 
 
 def _timing(
-    commit: HistoryCommit, basis: str, anchor: HistoryCommit | None, commits: Sequence[HistoryCommit]
+    commit: HistoryCommit,
+    basis: str,
+    anchor: HistoryCommit | None,
+    commits: Sequence[HistoryCommit],
 ) -> str:
     if anchor is None:
         return "unknown"
@@ -221,7 +227,9 @@ def _candidate_fact(
         files=[f.path for f in commit.files[:FILES_LISTED]],
         link=source.link(commit.commit),
         score=candidate.score,
-        reasons=[{"code": r.code, "weight": r.weight, "detail": r.detail} for r in candidate.reasons],
+        reasons=[
+            {"code": r.code, "weight": r.weight, "detail": r.detail} for r in candidate.reasons
+        ],
         mass_change=candidate.mass,
         timing=timing,
         provenance={"origin": source.origin, "commit": commit.commit, "read": "first_parent_log"},
@@ -243,7 +251,8 @@ def _search_statement(source: HistorySource, verdict: str, basis: str, examined:
         "maybe": "commits that may have fixed it are ranked with their reasons",
         "none": "no commit carries a reason to claim a fix",
     }[verdict]
-    return f"already fixed? {examined} commits of the {source.role}'s history read ({where}): {outcome}"
+    read = f"{examined} commits of the {source.role}'s history read"
+    return f"already fixed? {read} ({where}): {outcome}"
 
 
 def _key_columns(profile: Any) -> frozenset[str]:
@@ -280,7 +289,13 @@ def _changes(
     offset: int | None = 0
     pages = 0
     while offset is not None and pages < MAX_PAGES:
-        query = {"kind": "source.changes", "since": since, "terms": terms, "offset": offset, "limit": PAGE}
+        query = {
+            "kind": "source.changes",
+            "since": since,
+            "terms": terms,
+            "offset": offset,
+            "limit": PAGE,
+        }
         outcome = ctx.ask(query, {"kind": "fix_candidates", "page": pages + 1})
         if outcome is None or outcome.capture is None:
             break
