@@ -64,7 +64,8 @@ from viano_bug_analysis.enrichment.extract import (
     Mention,
     extract,
 )
-from viano_bug_analysis.enrichment.fixes import HistorySource, fix_candidates, history_sources
+from viano_bug_analysis.enrichment.fixes.phase import fix_candidates
+from viano_bug_analysis.enrichment.fixes.source import HistorySource, history_sources
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
 from viano_bug_analysis.enrichment.leads import add_leads
 from viano_bug_analysis.enrichment.origin import query_database

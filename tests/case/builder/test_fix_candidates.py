@@ -249,3 +249,18 @@ def test_an_upstream_fix_missing_from_the_pinned_history(tmp_path: Path, repo: R
     assert ups[0]["verdict"] == "upstream_maybe"
     assert ups[0]["link"] == f"https://github.com/up/core/commit/{picked}"
     assert "cherry-pick" in ups[0]["statement"]
+
+
+def test_the_case_report_shows_the_candidates(tmp_path: Path, repo: Repo) -> None:
+    from viano_bug_analysis.report import build_report, render_html, render_markdown
+    from viano_bug_analysis.schemas import schema_validator
+
+    build(tmp_path, repo, text=f"Quest {QUEST} cannot be completed.", source=SOURCE)
+    report = build_report(tmp_path / "pkg")
+    assert schema_validator("case-report-v1").is_valid(report)
+    fixed = report["already_fixed"]
+    assert fixed["verdict"] == "maybe"
+    assert fixed["candidates"][0]["commit"] == repo.commits["fix"]
+    assert "Already fixed?" in render_markdown(report)
+    html = render_html(report)
+    assert f'href="https://github.com/vcore/vcore/commit/{repo.commits["fix"]}"' in html

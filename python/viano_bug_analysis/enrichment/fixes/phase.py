@@ -36,6 +36,7 @@ from viano_bug_analysis.enrichment.fixes.evidence import (
     Ranking,
     rank,
 )
+from viano_bug_analysis.enrichment.fixes.kinds import CANDIDATE_KIND, SEARCH_KIND
 from viano_bug_analysis.enrichment.fixes.source import HistorySource
 from viano_bug_analysis.enrichment.journal import StepOutcome
 from viano_bug_analysis.project_research import Capture
@@ -46,8 +47,6 @@ from viano_bug_analysis.project_research.git_history import (
 )
 from viano_bug_analysis.project_research.result_versions import current_body
 
-CANDIDATE_KIND = "project_fix_candidate"
-SEARCH_KIND = "project_fix_search"
 MAX_LISTED = 5
 """Most candidates stated per repository (all are ranked)."""
 FILES_LISTED = 10
