@@ -111,11 +111,13 @@ def rank(
     cause_files = _cause_files(clues, commits)
     found: list[Candidate] = []
     blamed = {c.hex for c in clues.commits if c.cause}
+    match = _Matcher(clues, key_columns)
+    reverting = set(reverted.values())
     for position, commit in enumerate(commits):
         if commit.commit in reverted:
             continue
-        undone = [t for t, by in reverted.items() if by == commit.commit]
-        if undone:
+        if commit.commit in reverting:
+            undone = [t for t, by in reverted.items() if by == commit.commit]
             # A revert fixes a report only by undoing the commit the report blames.
             hit = [t for t in undone if any(t.startswith(b) for b in blamed)]
             if hit:
@@ -126,7 +128,7 @@ def rank(
                 )
                 found.append(Candidate(commit, position, reason.weight, (reason,), False))
             continue
-        reasons = _reasons(clues, commit, changes.get(commit.commit, ()), cause_files, key_columns)
+        reasons = _reasons(match, commit, changes.get(commit.commit, ()), cause_files)
         if not reasons:
             continue
         mass = is_mass(commit)
@@ -183,13 +185,44 @@ def _cause_files(clues: ReportClues, commits: Sequence[HistoryCommit]) -> dict[s
     return out
 
 
+class _Matcher:
+    """The report's clues compiled once per ranking: each commit is then one pass of a
+    few patterns over its message and one set lookup per changed path."""
+
+    def __init__(self, clues: ReportClues, key_columns: frozenset[str]) -> None:
+        self.clues = clues
+        self.key_columns = key_columns
+        alternatives = []
+        if clues.url:
+            alternatives.append(rf"{re.escape(clues.url.rstrip('/'))}(?![\w/])")
+        if clues.number is not None and clues.same_repository:
+            alternatives.append(rf"(?<![\w/&!])#{clues.number}\b")
+        self.report = re.compile("|".join(alternatives)) if alternatives else None
+        self.ids = (
+            re.compile(r"(?<!\w)(" + "|".join(map(re.escape, clues.ids)) + r")(?!\w)")
+            if clues.ids
+            else None
+        )
+        self.names = [(name, name.casefold()) for name in clues.names]
+        self.files = set(clues.files)
+        self.basenames = {f.rsplit("/", 1)[-1] for f in clues.files}
+        self.script_files = set(clues.script_files)
+        self.functions = set(clues.functions)
+        self.scripts = set(clues.script_names)
+        self.id_set = set(clues.ids)
+
+    def names_report(self, message: str) -> str | None:
+        found = self.report.search(message) if self.report is not None else None
+        return found.group(0) if found else None
+
+
 def _reasons(
-    clues: ReportClues,
+    match: _Matcher,
     commit: HistoryCommit,
     changes: Sequence[LineChange],
     cause_files: Mapping[str, str],
-    key_columns: frozenset[str],
 ) -> list[Reason]:
+    clues = match.clues
     reasons: list[Reason] = []
 
     def add(code: str, detail: str) -> None:
@@ -197,7 +230,7 @@ def _reasons(
             reasons.append(Reason(code, WEIGHTS[code], detail))
 
     message = commit.message
-    named = _names_report(clues, message)
+    named = match.names_report(message)
     if named:
         add("names_report", f"the message names the report ({named})")
     for pull in clues.pulls:
@@ -207,38 +240,40 @@ def _reasons(
         if not linked.cause and commit.commit.startswith(linked.hex):
             add("is_linked_commit", f"the report links this commit ({linked.hex[:12]})")
     subject = commit.subject
-    for entity_id in clues.ids:
-        if _word(entity_id, subject):
-            add("subject_names_entity", f"the subject names {entity_id}")
-        elif _word(entity_id, message):
-            add("message_names_entity", f"the message names {entity_id}")
-    folded = subject.casefold()
-    for name in clues.names:
-        if name.casefold() in folded:
-            add("subject_names_name", f'the subject names "{name}"')
-    paths = [f.path for f in commit.files]
-    for path in paths:
+    if match.ids is not None:
+        in_subject = match.ids.search(subject)
+        in_message = in_subject or match.ids.search(message)
+        if in_subject:
+            add("subject_names_entity", f"the subject names {in_subject.group(1)}")
+        elif in_message:
+            add("message_names_entity", f"the message names {in_message.group(1)}")
+    if match.names:
+        folded = subject.casefold()
+        for name, name_folded in match.names:
+            if name_folded in folded:
+                add("subject_names_name", f'the subject names "{name}"')
+    for changed in commit.files:
+        path = changed.path
         if path in cause_files and cause_files[path] != commit.commit:
             add("same_files_as_cause", f"changes {path}, as the commit the report blames did")
-        for named_file in clues.files:
-            if path == named_file or path.endswith("/" + named_file.rsplit("/", 1)[-1]):
-                add("touches_trace_file", f"changes {path}, which the report's log names")
-        if path in clues.script_files:
+        if path in match.files or path.rsplit("/", 1)[-1] in match.basenames:
+            add("touches_trace_file", f"changes {path}, which the report's log names")
+        if path in match.script_files:
             add("touches_script_file", f"changes {path}, which holds the entity's ScriptName")
-    functions = set(clues.functions)
-    scripts = set(clues.script_names)
-    ids = set(clues.ids)
     for change in changes:
-        if change.term in functions:
+        if change.term in match.functions:
             add("changes_trace_function", f"changes a line of {change.path} naming {change.term}")
-        elif change.term in scripts:
+        elif change.term in match.scripts:
             add("changes_script_name", f"changes a line naming ScriptName {change.term}")
-        elif change.term in ids:
-            if _SQL_FILE.search(change.path) and keyed_by(change.text, change.term, key_columns):
+        elif change.term in match.id_set:
+            keyed = _SQL_FILE.search(change.path) and keyed_by(
+                change.text, change.term, match.key_columns
+            )
+            if keyed:
                 add("changes_entity_rows", f"changes rows keyed by {change.term} in {change.path}")
             else:
                 add("changes_entity_id", f"changes a line naming {change.term} in {change.path}")
-    if is_mass(commit) and reasons and not any(r.code in DECISIVE for r in reasons):
+    if reasons and is_mass(commit) and not any(r.code in DECISIVE for r in reasons):
         reasons.append(
             Reason(
                 "mass_change",
@@ -249,15 +284,6 @@ def _reasons(
     return reasons
 
 
-def _names_report(clues: ReportClues, message: str) -> str | None:
-    if clues.url and re.search(rf"{re.escape(clues.url.rstrip('/'))}(?![\w/])", message):
-        return clues.url
-    same = clues.number is not None and clues.same_repository
-    if same and re.search(rf"(?<![\w/&!])#{clues.number}\b", message):
-        return f"#{clues.number}"
-    return None
-
-
 def _carries_pull(message: str, pull: int) -> bool:
     subject = message.split("\n", 1)[0]
     return bool(
@@ -265,10 +291,6 @@ def _carries_pull(message: str, pull: int) -> bool:
         or re.search(rf"\bpull request #{pull}\b", message, re.I)
         or re.search(rf"merge request [\w./-]*!{pull}\b", message, re.I)
     )
-
-
-def _word(term: str, text: str) -> bool:
-    return re.search(rf"(?<![\w]){re.escape(term)}(?![\w])", text) is not None
 
 
 _KEY_ASSIGN = re.compile(

@@ -116,7 +116,6 @@ def _run(
         anchor=anchor.commit if anchor is not None else None,
         anchor_estimated=basis == "report_date",
         commits_read=len(commits),
-        commits_cached=window.cached,
         candidates_examined=len(candidates),
         candidates_ranked=len(listed),
         reverted=[{"commit": c, "reverted_by": by} for c, by in ranking.reverted],

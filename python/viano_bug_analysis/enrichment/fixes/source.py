@@ -21,7 +21,11 @@ from viano_bug_analysis.project_research.git_history import (
 )
 
 _LOG_CACHE_BYTES = 1 << 20  # the log reads no blobs: the content cache stays small
+_WINDOWS_KEPT = 4
 _opened: dict[Path, GitRepository] = {}
+# (repository, commit, commits, files) -> the window: every report of a triage run
+# against one pinned commit reads the same window, converted to Python once.
+_windows: dict[tuple[Path, str, int, int], HistoryWindow] = {}
 _lock = threading.Lock()
 
 
@@ -41,13 +45,30 @@ class HistorySource:
         return {"kind": "git", "url": self.url, "commit": self.commit}
 
     def window(self) -> HistoryWindow:
-        return first_parent_window(
+        """The first-parent window; the same object for every report of this process
+        (the commits are immutable: a commit ID names its content)."""
+        key = (
+            self.repository.resolve(),
+            self.commit,
+            self.limits.history_commits,
+            self.limits.history_files,
+        )
+        with _lock:
+            kept = _windows.get(key)
+        if kept is not None:
+            return kept
+        window = first_parent_window(
             _repository(self.repository),
             self.commit,
             max_commits=self.limits.history_commits,
             max_files=self.limits.history_files,
             timeout_s=self.limits.git_seconds,
         )
+        with _lock:
+            if len(_windows) >= _WINDOWS_KEPT:
+                _windows.pop(next(iter(_windows)))
+            _windows[key] = window
+        return window
 
     def link(self, commit: str) -> str | None:
         return commit_url(self.url, commit, web_url=self.web_url)
