@@ -4,7 +4,6 @@ git's own answer on generated histories, and the helpers of ``git_history``."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -12,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.project_research.git_fixtures import GIT_ENV, git
+from tests.project_research.changes_fixtures import _commit
+from tests.project_research.git_fixtures import git
 from viano_bug_analysis._native import GitRepository
 from viano_bug_analysis.project_research.git_history import (
     anchor_at,
@@ -21,25 +21,20 @@ from viano_bug_analysis.project_research.git_history import (
     parse_report_time,
 )
 
-PATHS = ("a.txt", "src/b.cpp", "src/game/c.h", "sql/updates/d.sql", "é/ü.txt")
+# "lib" is a file in one commit and a directory in another; "lib.h" sorts between
+# the file "lib" and the tree "lib/" in git's entry order.
+PATHS = ("a.txt", "src/b.cpp", "src/game/c.h", "é/ü.txt", "lib", "lib/z.h", "lib.h")
 # One step: per path None (leave), "" (delete) or new content; a message; whether
 # the step happens on a side branch merged at the next main step.
 _step = st.tuples(
-    st.lists(st.sampled_from([None, "", "x\n", "y\n", "x\r\ny\n"]), min_size=5, max_size=5),
+    st.lists(
+        st.sampled_from([None, "", "x\n", "y\n", "x\r\ny\n"]),
+        min_size=len(PATHS),
+        max_size=len(PATHS),
+    ),
     st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30),
     st.booleans(),
 )
-
-
-def _commit(repo: Path, minute: int, message: str, *merge: str) -> None:
-    date = f"2024-01-01T{minute // 60:02d}:{minute % 60:02d}:00+00:00"
-    env = {**GIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    if merge:
-        args = ["merge", "-q", "--no-ff", "-m", message, *merge]
-    else:
-        subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True, capture_output=True)
-        args = ["commit", "-q", "--allow-empty", "-m", message]
-    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
 
 
 def _build(repo: Path, steps: list[tuple[list[str | None], str, bool]]) -> str:
@@ -51,9 +46,13 @@ def _build(repo: Path, steps: list[tuple[list[str | None], str, bool]]) -> str:
             git(repo, "checkout", "-q", "-B", "side")
         for path, content in zip(PATHS, contents, strict=True):
             target = repo / path
-            if content == "" and target.exists():
+            if content == "" and target.is_file():
                 target.unlink()
             elif content:
+                if target.is_dir():
+                    shutil.rmtree(target)
+                if target.parent.is_file():
+                    target.parent.unlink()
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(content)
         _commit(repo, minute * 2, message)
@@ -81,7 +80,7 @@ def _reference(repo: Path, head: str) -> list[tuple[str, str, list[tuple[str, st
     return out
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_step, min_size=1, max_size=6))
 def test_the_first_parent_log_is_gits(steps: list[tuple[list[str | None], str, bool]]) -> None:
     directory = Path(tempfile.mkdtemp(prefix="vba-history-"))
@@ -106,7 +105,7 @@ def test_the_first_parent_log_is_gits(steps: list[tuple[list[str | None], str, b
 
 
 def test_a_second_window_is_read_from_the_cache(tmp_path: Path) -> None:
-    head = _build(tmp_path, [([None, "x\n", None, None, None], "one", False)] * 3)
+    head = _build(tmp_path, [([None, "x\n", *[None] * (len(PATHS) - 2)], "one", False)] * 3)
     repo = GitRepository(tmp_path, cache_bytes=1 << 20)
     first = first_parent_window(repo, head, max_commits=10, max_files=10, timeout_s=30)
     second = first_parent_window(repo, head, max_commits=10, max_files=10, timeout_s=30)
@@ -117,9 +116,8 @@ def test_a_second_window_is_read_from_the_cache(tmp_path: Path) -> None:
 
 
 def test_the_report_date_anchors_on_the_last_commit_at_or_before_it(tmp_path: Path) -> None:
-    head = _build(
-        tmp_path, [([None, f"{n}\n", None, None, None], f"c{n}", False) for n in range(4)]
-    )
+    steps = [([None, f"{n}\n", *[None] * (len(PATHS) - 2)], f"c{n}", False) for n in range(4)]
+    head = _build(tmp_path, steps)
     window = first_parent_window(
         GitRepository(tmp_path, cache_bytes=1 << 20),
         head,

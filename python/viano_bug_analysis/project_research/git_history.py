@@ -25,6 +25,21 @@ MAX_MESSAGE_BYTES = 4096
 """A commit message is cut here: a subject and the lines a fix names itself in fit."""
 
 
+LogRow = tuple[
+    str,
+    list[str],
+    str,
+    str,
+    int,
+    int,
+    str,
+    bool,
+    int,
+    list[tuple[str | bytes, str, str | None, str | None]],
+]
+"""One commit as ``GitRepository.first_parent_log`` gives it (``_native.pyi``)."""
+
+
 class LogReader(Protocol):
     """What the window needs of a repository (``_native.GitRepository``)."""
 
@@ -36,24 +51,7 @@ class LogReader(Protocol):
         max_files: int,
         max_message_bytes: int,
         timeout_s: float,
-    ) -> tuple[
-        list[
-            tuple[
-                str,
-                list[str],
-                str,
-                str,
-                int,
-                int,
-                str,
-                bool,
-                int,
-                list[tuple[str | bytes, str, str | None, str | None]],
-            ]
-        ],
-        bool,
-        int,
-    ]: ...
+    ) -> tuple[list[LogRow], bool, int]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,20 +115,7 @@ def first_parent_window(
     )
 
 
-def _commit(
-    row: tuple[
-        str,
-        list[str],
-        str,
-        str,
-        int,
-        int,
-        str,
-        bool,
-        int,
-        list[tuple[str | bytes, str, str | None, str | None]],
-    ],
-) -> HistoryCommit:
+def _commit(row: LogRow) -> HistoryCommit:
     oid, parents, author, _email, author_time, committer_time, message, cut, total, files = row
     return HistoryCommit(
         commit=oid,

@@ -15,10 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from viano_bug_analysis.enrichment.changes import report_ids, script_names
 from viano_bug_analysis.enrichment.report_text import lines
 
-MIN_ID = 100
-"""IDs below this stand on countless unrelated lines (as ``changes.MIN_ID``)."""
 MIN_NAME_CHARS = 4
 MAX_CLUES = 32
 """Most values of each kind kept (IDs, names, files, functions, links)."""
@@ -38,7 +37,6 @@ _CAUSE_WORDS = re.compile(
 )
 _FIX_WORDS = re.compile(r"\b(?:fix(?:ed|es)?|resolved?|solved?|patch)\b", re.IGNORECASE)
 _TERM = re.compile(r"[A-Za-z0-9_]{1,256}")
-_SCRIPT_NAME = "ScriptName"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +116,9 @@ def report_clues(
         commits=tuple(c for c in commits if commit is None or not commit.startswith(c.hex)),
         files=files,
         functions=functions,
-        ids=_first(_ids(facts)),
+        ids=_first(report_ids(facts)),
         names=_first(_names(facts, text)),
-        script_names=_first(_script_names(facts)),
+        script_names=_first(n for n in script_names(facts) if _TERM.fullmatch(n)),
         script_files=_first(_script_files(facts)),
     )
 
@@ -179,20 +177,6 @@ def _revision(fact: Mapping[str, Any] | None) -> str | None:
     return commit.lower() if isinstance(commit, str) else None
 
 
-def _ids(facts: Sequence[Mapping[str, Any]]) -> Iterable[str]:
-    for fact in facts:
-        kind = fact.get("kind")
-        if kind == "case_mention" or (kind == "case_untyped_mention" and fact.get("found_as")):
-            ids: list[Any] = [fact.get("entity_id")]
-        elif kind == "project_name_match" and fact.get("followed"):
-            ids = [m.get("entity_id") for m in fact.get("matches") or ()]
-        else:
-            continue
-        for entity_id in ids:
-            if type(entity_id) is int and entity_id >= MIN_ID:
-                yield str(entity_id)
-
-
 def _names(facts: Sequence[Mapping[str, Any]], text: str) -> Iterable[str]:
     """Entity names as the report writes them: those a name rule matched, and the
     names of the entities read that the report's text holds."""
@@ -211,19 +195,9 @@ def _names(facts: Sequence[Mapping[str, Any]], text: str) -> Iterable[str]:
             yield name.strip()
 
 
-def _script_names(facts: Sequence[Mapping[str, Any]]) -> Iterable[str]:
-    for fact in facts:
-        if fact.get("kind") != "project_rows":
-            continue
-        for row in fact.get("rows") or ():
-            value = row.get(_SCRIPT_NAME) if isinstance(row, Mapping) else None
-            if isinstance(value, str) and _TERM.fullmatch(value):
-                yield value
-
-
 def _script_files(facts: Sequence[Mapping[str, Any]]) -> Iterable[str]:
     """Files whose lines name one of the ScriptNames (``project_source_hits``)."""
-    names = set(_script_names(facts))
+    names = set(script_names(facts))
     for fact in facts:
         if fact.get("kind") == "project_source_hits" and fact.get("symbol") in names:
             for match in fact.get("matches") or ():
@@ -232,4 +206,4 @@ def _script_files(facts: Sequence[Mapping[str, Any]]) -> Iterable[str]:
                     yield path
 
 
-__all__ = ["MIN_ID", "LinkedCommit", "ReportClues", "report_clues", "repository_of"]
+__all__ = ["LinkedCommit", "ReportClues", "report_clues", "repository_of"]
