@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from viano_bug_analysis.enrichment.fixes.clues import LinkedCommit, ReportClues
 from viano_bug_analysis.enrichment.fixes.evidence import (
     MASS_FILES,
+    KeyMap,
     LineChange,
     Ranking,
     keyed_by,
@@ -206,6 +207,19 @@ def test_keyed_positions() -> None:
     assert not keyed_by("(1, 14395, 0),", "14395", KEYS)
     assert not keyed_by("UPDATE t SET RewardItem=14395 WHERE ID=5;", "14395", KEYS)
     assert not keyed_by("(1, 'x' /* 14395 */),", "14395", KEYS)
+
+
+def test_a_row_of_another_type_with_the_same_number_is_not_keyed_by_the_entity() -> None:
+    keys = KeyMap(
+        frozenset({"entryorguid", "id"}),
+        {("smart_scripts", "entryorguid"): frozenset({"creature"})},
+    )
+    line = "DELETE FROM `smart_scripts` WHERE `entryorguid`=36440 AND `source_type`=0;"
+    assert not keyed_by(line, "36440", keys, frozenset({"quest"}))
+    assert keyed_by(line, "36440", keys, frozenset({"creature", "quest"}))
+    assert keyed_by(line, "36440", keys)  # the ID's type unknown: the column decides
+    # A table the map does not know: the column decides.
+    assert keyed_by("DELETE FROM other WHERE ID=36440;", "36440", keys, frozenset({"quest"}))
 
 
 def test_a_commit_touching_the_entitys_script() -> None:

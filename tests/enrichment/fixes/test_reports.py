@@ -14,11 +14,14 @@ from typing import Any
 import pytest
 
 from viano_bug_analysis.enrichment.fixes.clues import report_clues
-from viano_bug_analysis.enrichment.fixes.evidence import LineChange, rank
+from viano_bug_analysis.enrichment.fixes.evidence import KeyMap, LineChange, rank
 from viano_bug_analysis.project_research.git_history import ChangedFile, HistoryCommit
 
 OURS = "https://github.com/vcore/vcore.git"
-KEYS = frozenset({"ID", "entry", "CreatureID", "QuestID", "entryorguid"})
+KEYS = KeyMap(
+    frozenset({"id", "entry", "creatureid", "questid", "entryorguid"}),
+    {("smart_scripts", "entryorguid"): frozenset({"creature"})},
+)
 
 
 def c(n: int, subject: str, files: list[str], *, body: str = "", total: int = 0) -> HistoryCommit:
@@ -81,8 +84,8 @@ def report(text: str, number: int, repository: str = "vcore/vcore") -> dict[str,
     }
 
 
-def mention(entity_id: int) -> dict[str, Any]:
-    return {"kind": "case_mention", "entity_type": "quest", "entity_id": entity_id}
+def mention(entity_id: int, entity_type: str = "quest") -> dict[str, Any]:
+    return {"kind": "case_mention", "entity_type": entity_type, "entity_id": entity_id}
 
 
 FIXED = [
@@ -135,8 +138,8 @@ UNFIXED = [
 ]
 UNFIXED_FACTS: dict[int, list[dict[str, Any]]] = {
     51: [mention(26290)],
-    54: [mention(36440)],
-    55: [mention(99001)],
+    54: [mention(36440, "spell")],
+    55: [mention(99001, "item")],
 }
 
 
@@ -156,6 +159,7 @@ def test_unfixed_reports_get_no_fixed_by_and_rarely_a_maybe() -> None:
         clues = report_clues(case, facts, repository_url=OURS)
         verdicts.append(rank(clues, list(reversed(HISTORY)), CHANGES, key_columns=KEYS).verdict)
     assert "fixed_by" not in verdicts
-    # The one "maybe" today: report 54's spell ID is also a creature's, and a commit
-    # changes that creature's rows (the key column does not say which type it keys).
+    # Report 54's spell ID is also a creature's, and a commit changes that creature's
+    # rows: the map says smart_scripts.entryorguid holds creatures, so no claim.
     assert verdicts.count("maybe") <= 1, verdicts
+    assert verdicts[4] == "none"

@@ -61,6 +61,8 @@ class ReportClues:
     names: tuple[str, ...] = ()
     script_names: tuple[str, ...] = ()
     script_files: tuple[str, ...] = field(default_factory=tuple)
+    id_types: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Each ID's entity types (lower case) as the facts type it."""
 
     def terms(self) -> list[str]:
         """The words a changed line is searched for: IDs, ScriptNames, functions."""
@@ -120,6 +122,7 @@ def report_clues(
         names=_first(_names(facts, text)),
         script_names=_first(n for n in script_names(facts) if _TERM.fullmatch(n)),
         script_files=_first(_script_files(facts)),
+        id_types=_id_types(facts),
     )
 
 
@@ -175,6 +178,28 @@ def _revision(fact: Mapping[str, Any] | None) -> str | None:
     """The report's commit when it resolved to one of this repository's."""
     commit = fact.get("commit") if fact is not None else None
     return commit.lower() if isinstance(commit, str) else None
+
+
+def _id_types(facts: Sequence[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
+    """The types the facts give each ID: a typed mention's, the types an untyped ID
+    was found as, a followed name's matches."""
+    found: dict[str, set[str]] = {}
+
+    def add(entity_id: Any, entity_type: Any) -> None:
+        if type(entity_id) is int and isinstance(entity_type, str):
+            found.setdefault(str(entity_id), set()).add(entity_type.casefold())
+
+    for fact in facts:
+        kind = fact.get("kind")
+        if kind == "case_mention":
+            add(fact.get("entity_id"), fact.get("entity_type"))
+        elif kind == "case_untyped_mention":
+            for entity_type in fact.get("found_as") or ():
+                add(fact.get("entity_id"), entity_type)
+        elif kind == "project_name_match" and fact.get("followed"):
+            for m in fact.get("matches") or ():
+                add(m.get("entity_id"), m.get("entity_type"))
+    return {k: frozenset(v) for k, v in found.items()}
 
 
 def _names(facts: Sequence[Mapping[str, Any]], text: str) -> Iterable[str]:

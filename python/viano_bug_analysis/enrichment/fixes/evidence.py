@@ -59,6 +59,21 @@ _COMMENT = re.compile(r"^\s*(?:--|#|/\*)")
 
 
 @dataclass(frozen=True, slots=True)
+class KeyMap:
+    """Where a row's key is an entity: ``columns`` the key and reference columns of
+    every table (for a line that names no table), ``types`` the entity types each
+    ``(table, column)`` holds (lower case), from the profile's entities and
+    reference map."""
+
+    columns: frozenset[str]
+    types: Mapping[tuple[str, str], frozenset[str]]
+
+    @classmethod
+    def of_columns(cls, columns: frozenset[str]) -> KeyMap:
+        return cls(columns, {})
+
+
+@dataclass(frozen=True, slots=True)
 class Reason:
     code: str
     weight: int
@@ -104,9 +119,10 @@ def rank(
     commits: Sequence[HistoryCommit],
     changes: Mapping[str, Sequence[LineChange]],
     *,
-    key_columns: frozenset[str],
+    key_columns: frozenset[str] | KeyMap,
 ) -> Ranking:
-    """``commits`` newest first; ``changes`` the changed term lines by commit."""
+    """``commits`` newest first; ``changes`` the changed term lines by commit;
+    ``key_columns`` the key columns, or with their tables' entity types a ``KeyMap``."""
     reverted = _reverted(commits)
     cause_files = _cause_files(clues, commits)
     found: list[Candidate] = []
@@ -189,9 +205,9 @@ class _Matcher:
     """The report's clues compiled once per ranking: each commit is then one pass of a
     few patterns over its message and one set lookup per changed path."""
 
-    def __init__(self, clues: ReportClues, key_columns: frozenset[str]) -> None:
+    def __init__(self, clues: ReportClues, keys: frozenset[str] | KeyMap) -> None:
         self.clues = clues
-        self.key_columns = key_columns
+        self.keys = keys if isinstance(keys, KeyMap) else KeyMap.of_columns(keys)
         alternatives = []
         if clues.url:
             alternatives.append(rf"{re.escape(clues.url.rstrip('/'))}(?![\w/])")
@@ -267,7 +283,7 @@ def _reasons(
             add("changes_script_name", f"changes a line naming ScriptName {change.term}")
         elif change.term in match.id_set:
             keyed = _SQL_FILE.search(change.path) and keyed_by(
-                change.text, change.term, match.key_columns
+                change.text, change.term, match.keys, clues.id_types.get(change.term)
             )
             if keyed:
                 add("changes_entity_rows", f"changes rows keyed by {change.term} in {change.path}")
@@ -298,14 +314,27 @@ _KEY_ASSIGN = re.compile(
 )
 
 
-def keyed_by(line: str, term: str, key_columns: frozenset[str]) -> bool:
+_TABLE = re.compile(r"\b(?:FROM|UPDATE|INTO)\s+`?(?P<table>\w+)`?", re.I)
+
+
+def keyed_by(
+    line: str,
+    term: str,
+    keys: frozenset[str] | KeyMap,
+    types: frozenset[str] | None = None,
+) -> bool:
     """Whether a changed SQL line holds ``term`` where a row's key stands: the first
     value of a row tuple, a key column compared with it (``entry = 14395``,
     ``ID IN (…, 14395)``), or a variable set to it (``SET @ENTRY := 14395``). An ID
-    in a comment or another column is not. One bounded look before each occurrence."""
+    in a comment or another column is not. When the line names its table, the map
+    knows that table's column and ``types`` (the ID's entity types) are given, the
+    column must hold one of them: a creature's row is not keyed by a quest of the
+    same number. One bounded look before each occurrence."""
     if _COMMENT.match(line):
         return False
-    folded = {c.casefold() for c in key_columns}
+    keys = keys if isinstance(keys, KeyMap) else KeyMap.of_columns(keys)
+    folded = {c.casefold() for c in keys.columns}
+    table = _TABLE.search(line)
     for m in re.finditer(rf"(?<![\w@]){re.escape(term)}(?![\w])", line):
         before = line[max(0, m.start() - 200) : m.start()]
         if "--" in before or "/*" in before:
@@ -313,11 +342,16 @@ def keyed_by(line: str, term: str, key_columns: frozenset[str]) -> bool:
         if re.search(r"(?:^|VALUES|,)\s*\(\s*$", before, re.I):
             return True
         assign = _KEY_ASSIGN.search(before)
-        if assign:
-            if assign["var"] is not None:
-                return True
-            if assign["col"].casefold() in folded:
-                return True
+        if assign is None:
+            continue
+        if assign["var"] is not None:
+            return True
+        column = assign["col"].casefold()
+        if column not in folded:
+            continue
+        held = keys.types.get((table["table"].casefold(), column)) if table else None
+        if held is None or types is None or held & types:
+            return True
     return False
 
 
@@ -326,6 +360,7 @@ __all__ = [
     "MAYBE_MIN",
     "WEIGHTS",
     "Candidate",
+    "KeyMap",
     "LineChange",
     "Ranking",
     "Reason",

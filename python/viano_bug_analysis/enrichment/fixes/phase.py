@@ -32,6 +32,7 @@ from viano_bug_analysis.enrichment.engine import AskingPhase
 from viano_bug_analysis.enrichment.fixes.clues import ReportClues, report_clues
 from viano_bug_analysis.enrichment.fixes.evidence import (
     Candidate,
+    KeyMap,
     LineChange,
     Ranking,
     rank,
@@ -253,18 +254,24 @@ def _search_statement(source: HistorySource, verdict: str, basis: str, examined:
     return f"already fixed? {read} ({where}): {outcome}"
 
 
-def _key_columns(profile: Any) -> frozenset[str]:
-    """Columns whose value is a row's key entity: the entities' own ID columns and
-    the reference map's columns (``profile.entities``, ``profile.references``)."""
-    columns: set[str] = set()
+def _key_columns(profile: Any) -> KeyMap:
+    """Where a row's key is an entity, from the profile: each entity type's own ID
+    columns (``entities``) and the reference map's columns with the type they hold
+    (``references``)."""
+    types: dict[tuple[str, str], set[str]] = {}
     for entity in (getattr(profile, "entities", None) or {}).values():
-        for _table, column in entity.id_tables():
-            columns.add(column)
+        for table, column in entity.id_tables():
+            types.setdefault((table.casefold(), column.casefold()), set()).add(
+                entity.entity_type.casefold()
+            )
     for reference in getattr(profile, "references", None) or ():
-        column = getattr(reference, "column", None)
-        if isinstance(column, str):
-            columns.add(column)
-    return frozenset(columns)
+        if isinstance(reference.holds, str):
+            key = (reference.table.casefold(), reference.column.casefold())
+            types.setdefault(key, set()).add(reference.holds.casefold())
+    return KeyMap(
+        frozenset(column for _table, column in types),
+        {key: frozenset(held) for key, held in types.items()},
+    )
 
 
 def _changes(
