@@ -175,7 +175,8 @@ def _timing(
     commits: Sequence[HistoryCommit],
 ) -> str:
     if anchor is None:
-        return "unknown"
+        # A date older than every commit read: all of them came after the report.
+        return "after_report_date" if basis == "report_date" else "unknown"
     position = {c.commit: i for i, c in enumerate(commits)}
     if position.get(commit.commit, 0) < position.get(anchor.commit, 0):
         return "after_revision" if basis == "report_revision" else "after_report_date"
