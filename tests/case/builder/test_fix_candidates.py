@@ -264,3 +264,15 @@ def test_the_case_report_shows_the_candidates(tmp_path: Path, repo: Repo) -> Non
     assert "Already fixed?" in render_markdown(report)
     html = render_html(report)
     assert f'href="https://github.com/vcore/vcore/commit/{repo.commits["fix"]}"' in html
+
+
+def test_the_version_1_prompt_context_leaves_them_out(tmp_path: Path, repo: Repo) -> None:
+    from viano_bug_analysis.case.package import load_package
+    from viano_bug_analysis.investigation.project_context import project_prompt_context
+
+    built = build(tmp_path, repo, text=f"Quest {QUEST} cannot be completed.", source=SOURCE)
+    assert of_kind(built, "project_fix_candidate")
+    context = project_prompt_context(load_package(built.package.path))
+    assert context is not None
+    kinds = {f["kind"] for f in context["facts"]}
+    assert not kinds & {"project_fix_candidate", "project_fix_search"}
