@@ -135,6 +135,32 @@ class GitRepository:
         ],
         list[tuple[str | bytes, str]],
     ]: ...
+    def first_parent_log(
+        self,
+        start: str,
+        *,
+        max_commits: int,
+        max_files: int,
+        max_message_bytes: int,
+        timeout_s: float,
+    ) -> tuple[
+        list[
+            tuple[
+                str,
+                list[str],
+                str,
+                str,
+                int,
+                int,
+                str,
+                bool,
+                int,
+                list[tuple[str | bytes, str, str | None, str | None]],
+            ]
+        ],
+        bool,
+        int,
+    ]: ...
     def sha256(self, blob_ids: list[str], *, timeout_s: float) -> list[str]: ...
     def flush(self) -> None: ...
     def disk_cache_info(self) -> tuple[int, int, int, int] | None: ...

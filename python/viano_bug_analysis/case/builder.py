@@ -64,6 +64,8 @@ from viano_bug_analysis.enrichment.extract import (
     Mention,
     extract,
 )
+from viano_bug_analysis.enrichment.fixes.phase import fix_candidates
+from viano_bug_analysis.enrichment.fixes.source import HistorySource, history_sources
 from viano_bug_analysis.enrichment.journal import Research, StepJournal
 from viano_bug_analysis.enrichment.leads import add_leads
 from viano_bug_analysis.enrichment.origin import query_database
@@ -145,6 +147,13 @@ class CaseBuilder:
         self._layout = PackageLayout(self._root)
         self._files = self._layout.files
         self._hypotheses: list[dict[str, Any]] = self._spec["hypotheses"]
+
+    def _fix_histories(self) -> tuple[HistorySource, ...]:
+        """The histories "already fixed?" reads: none when research reads the report's
+        own commit (``--at-report-revision``) or has no git source."""
+        if self._pin is not None:
+            return ()
+        return history_sources(getattr(self._research, "config", None))
 
     def build(self) -> BuildResult:
         create_package_root(self._root)
@@ -390,6 +399,7 @@ class CaseBuilder:
                 rules_phase,
                 script_file_phase,
                 changes_since_report(reported.fact),
+                fix_candidates(case["report"], self._fix_histories(), reported.fact),
                 add_leads,
             ],
         )

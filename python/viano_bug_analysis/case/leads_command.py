@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from viano_bug_analysis.case.package import CasePackage, load_package
+from viano_bug_analysis.enrichment.fixes.render import fix_lines, is_fix_fact
 from viano_bug_analysis.enrichment.leads import lead_line, leads_left_out, leads_of
 from viano_bug_analysis.exit_codes import ExitCode
 from viano_bug_analysis.investigation.project_context import load_index
@@ -25,15 +26,25 @@ def leads_view(package: CasePackage) -> dict[str, Any]:
     enrichment (then there can be none), ``left_out`` what ``max_leads`` cut."""
     index = load_index(package)
     facts = index["facts"] if index is not None else []
+    # Already fixed? (enrichment/fixes): the search and its candidates, as stated;
+    # absent when the build read no history (the view keeps its older shape).
+    fixes = [dict(f) for f in facts if is_fix_fact(f)]
     return {
         "enriched": index is not None,
         "leads": [dict(lead) for lead in leads_of(facts)],
         "left_out": leads_left_out(facts),
+        **({"fixes": fixes} if fixes else {}),
     }
 
 
 def leads_lines(view: Mapping[str, Any]) -> list[str]:
-    """The block as text: a head line, then one indented line per lead."""
+    """The block as text: a head line, one indented line per lead, then the
+    "already fixed?" lines."""
+    fixes = [f"  {line}" for line in fix_lines(view.get("fixes") or [])]
+    return _lead_lines(view) + fixes
+
+
+def _lead_lines(view: Mapping[str, Any]) -> list[str]:
     if not view["enriched"]:
         return [
             "leads: none, this revision was built without enrichment "

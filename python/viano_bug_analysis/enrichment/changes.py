@@ -89,7 +89,7 @@ def _since(revision: Mapping[str, Any] | None) -> str | None:
 def collect_terms(facts: Sequence[Mapping[str, Any]]) -> list[str]:
     """The words naming the report's entities, the report's own IDs first."""
     found: dict[str, None] = {}
-    for group in (_report_ids(facts), _script_names(facts), _constants(facts)):
+    for group in (report_ids(facts), script_names(facts), _constants(facts)):
         for term in group:
             if len(found) >= MAX_TERMS:
                 return list(found)
@@ -98,7 +98,9 @@ def collect_terms(facts: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(found)
 
 
-def _report_ids(facts: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+def report_ids(facts: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """The report's own IDs (at least ``MIN_ID``): typed mentions, untyped IDs found
+    as some type, entities a name was followed to."""
     for fact in facts:
         kind = fact.get("kind")
         if kind == "case_mention":
@@ -114,7 +116,8 @@ def _report_ids(facts: Sequence[Mapping[str, Any]]) -> Iterator[str]:
                 yield str(entity_id)
 
 
-def _script_names(facts: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+def script_names(facts: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """The ScriptName values of the rows read."""
     for fact in facts:
         if fact.get("kind") != "project_rows":
             continue
@@ -227,4 +230,6 @@ __all__ = [
     "QUERY_KIND",
     "changes_since_report",
     "collect_terms",
+    "report_ids",
+    "script_names",
 ]

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from viano_bug_analysis.enrichment.fixes.render import fix_lines, is_fix_fact
 from viano_bug_analysis.enrichment.leads import (
     LEAD_KIND,
     is_limit_fact,
@@ -67,6 +68,7 @@ def lead_summary(facts: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
     left_out = leads_left_out(facts)
     lines = [f"[{lead['fact_id']}] {lead_line(lead)}" for lead in leads]
     lines += [f"[{f['fact_id']}] {_line(f, {})}" for f in facts if is_limit_fact(f)]
+    lines += fix_lines(facts)  # already fixed? (enrichment/fixes)
     if not leads:
         return (
             "leads: none (no fact of this revision is a rule hit, a missing reference, "
@@ -78,7 +80,7 @@ def lead_summary(facts: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
 
 
 def _in_lead_block(fact: Mapping[str, Any]) -> bool:
-    return fact["kind"] == LEAD_KIND or is_limit_fact(fact)
+    return fact["kind"] == LEAD_KIND or is_limit_fact(fact) or is_fix_fact(fact)
 
 
 def summarize(

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from viano_bug_analysis.case.package import CasePackage
+from viano_bug_analysis.enrichment.fixes.render import is_fix_fact
 from viano_bug_analysis.enrichment.leads import leads_first
 from viano_bug_analysis.facts.index import check_index
 from viano_bug_analysis.facts.registry import fact_kind, labels
@@ -55,6 +56,10 @@ def project_prompt_context(package: CasePackage) -> dict[str, Any] | None:
     duplicates: list[str] = []
     seen: dict[bytes, str] = {}
     for fact in leads_first(index["facts"]):
+        if is_fix_fact(fact):
+            # "Already fixed?" facts came after investigation_project_v1, whose labels
+            # (and so its prompt bytes) are fixed; a later prompt version shows them.
+            continue
         view = _prompt_view(fact)
         key = canonical_bytes(
             {k: v for k, v in view.items() if k not in {"fact_id", "purpose", "source"}}

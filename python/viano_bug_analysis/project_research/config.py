@@ -87,6 +87,11 @@ class Limits:
     git_seconds: float = 30.0
     cache_bytes: int = 512 * _MIB
     disk_cache_bytes: int = 2048 * _MIB
+    # "Already fixed?" (enrichment/fixes): the first-parent commits read, the
+    # files listed per commit, the commits before the report's date still read.
+    history_commits: int = 2000
+    history_files: int = 200
+    history_before_report: int = 500
 
 
 # key -> (kind, smallest, largest). The upper bounds only catch typos.
@@ -102,6 +107,9 @@ _LIMIT_RULES: dict[str, tuple[str, float, float]] = {
     "git_seconds": ("seconds", 0.001, 3600),
     "cache_bytes": ("int", 0, 1 << 40),
     "disk_cache_bytes": ("int", 0, 1 << 40),
+    "history_commits": ("int", 1, 1_000_000),
+    "history_files": ("int", 1, 100_000),
+    "history_before_report": ("int", 0, 1_000_000),
 }
 
 
@@ -117,6 +125,17 @@ class SourceConfig:
     url: str
     commit: str
     cache_dir: Path | None = None
+    web_url: str | None = None
+    upstream: UpstreamConfig | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamConfig:
+    """``[source.upstream]``: the project the server forks from, read like the source."""
+
+    repository: Path
+    url: str
+    commit: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,19 +279,31 @@ def parse_config(data: Mapping[str, Any], *, base_dir: Path, path: Path) -> Rese
 
 
 def _source(table: Mapping[str, Any], base_dir: Path) -> SourceConfig:
-    url = table["url"]
+    upstream = table.get("upstream")
+    return SourceConfig(
+        repository=_path(table, "repository", "source", base_dir),
+        url=_url(table["url"], "source.url"),
+        commit=table["commit"].lower(),
+        cache_dir=_path(table, "cache_dir", "source", base_dir) if "cache_dir" in table else None,
+        web_url=_url(table["web_url"], "source.web_url") if "web_url" in table else None,
+        upstream=None
+        if upstream is None
+        else UpstreamConfig(
+            repository=_path(upstream, "repository", "source.upstream", base_dir),
+            url=_url(upstream["url"], "source.upstream.url"),
+            commit=upstream["commit"].lower(),
+        ),
+    )
+
+
+def _url(url: str, key: str) -> str:
     if _CONTROL.search(url):
-        _invalid("source.url", "must not contain spaces or control characters")
+        _invalid(key, "must not contain spaces or control characters")
     parts = urlsplit(url)
     if parts.scheme and ("@" in parts.netloc):
         # The URL is copied into every capture: it must not carry credentials.
-        _invalid("source.url", "must not contain a user name or password")
-    return SourceConfig(
-        repository=_path(table, "repository", "source", base_dir),
-        url=url,
-        commit=table["commit"].lower(),
-        cache_dir=_path(table, "cache_dir", "source", base_dir) if "cache_dir" in table else None,
-    )
+        _invalid(key, "must not contain a user name or password")
+    return url
 
 
 def _database(table: Mapping[str, Any], base_dir: Path) -> DatabaseConfig:

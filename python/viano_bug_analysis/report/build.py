@@ -24,6 +24,7 @@ from typing import Any
 
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
+from viano_bug_analysis.enrichment.fixes.render import report_section
 from viano_bug_analysis.enrichment.leads import leads_left_out, leads_of, location_text
 from viano_bug_analysis.errors import EvidenceError
 from viano_bug_analysis.facts.registry import fact_kind
@@ -205,7 +206,9 @@ def _verdict_matches(verdict: Mapping[str, Any], entries: list[dict[str, Any]]) 
 def _leads(index: Mapping[str, Any] | None) -> dict[str, Any]:
     """Where to look first: the ranked leads, each resting on facts listed under facts."""
     facts = (index or {}).get("facts", [])
+    fixed = report_section(facts)
     return {
+        **({"already_fixed": fixed} if fixed is not None else {}),
         "leads": [
             {
                 "fact_id": str(lead["fact_id"]),

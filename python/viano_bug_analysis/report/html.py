@@ -100,6 +100,7 @@ def render_html(report: Mapping[str, Any], package_href: str | None = None) -> s
     parts += ["<h2>The report</h2>", f"<pre>{_t(report['report']['text'])}</pre>"]
     # Where to look first, before what was concluded and the facts the leads rest on.
     parts += _leads(report)
+    parts += _already_fixed(report)
     parts.append("<h2>Hypotheses</h2>")
     for hypothesis in report["hypotheses"]:
         parts += _hypothesis(hypothesis, package_href)
@@ -220,6 +221,37 @@ def _leads(report: Mapping[str, Any]) -> list[str]:
         )
     parts.append("</table>")
     return parts
+
+
+def _already_fixed(report: Mapping[str, Any]) -> list[str]:
+    """Already fixed? The verdict, then each candidate with its subject, link and reasons."""
+    fixed = report.get("already_fixed")
+    if not fixed:
+        return []
+    parts = ['<h2 id="already-fixed">Already fixed?</h2>', f"<p>{_t(fixed['statement'])}</p>"]
+    if not fixed["candidates"]:
+        return parts
+    parts.append(
+        "<table><tr><th>Rank</th><th>Verdict</th><th>Commit</th><th>Subject</th>"
+        "<th>Date, author, files</th><th>Why</th></tr>"
+    )
+    for c in fixed["candidates"]:
+        link = c.get("link")
+        short = _t(c["commit"][:12])
+        commit = f'<a href="{_t(link)}">{short}</a>' if _web(link) else short
+        why = "<br>".join(_t(r["detail"]) for r in c["reasons"])
+        parts.append(
+            f'<tr id="fix-{_t(c["fact_id"])}"><td>{_t(c["rank"])}</td><td>{_t(c["verdict"])}</td>'
+            f"<td><code>{commit}</code></td><td>{_t(c['subject'])}</td>"
+            f"<td>{_t(c['date'][:10])}, {_t(c['author'])}, {_t(c['files_changed'])} files</td>"
+            f"<td>{why}</td></tr>"
+        )
+    parts.append("</table>")
+    return parts
+
+
+def _web(link: Any) -> bool:
+    return isinstance(link, str) and link.startswith(("https://", "http://"))
 
 
 # Kinds whose statement is the finding itself; the others' statements repeat their label.

@@ -50,6 +50,7 @@ def render_markdown(report: Mapping[str, Any], package_href: str | None = None) 
         )
     out += ["", "## The report", "", *_block(report["report"]["text"]), ""]
     out += _leads(report)
+    out += _already_fixed(report)
     out += ["## Hypotheses", ""]
     for h in report["hypotheses"]:
         out += _hypothesis(h, package_href)
@@ -137,6 +138,24 @@ def _leads(report: Mapping[str, Any]) -> list[str]:
             f"- **{lead['rank']}.** {_i(lead['lead'])} at {_code(lead['where'])}: "
             f"{_i(lead['why'])} (rests on {', '.join(_i(f) for f in lead['rests_on'])}; "
             f"the lead is {_i(lead['fact_id'])})"
+        )
+    out.append("")
+    return out
+
+
+def _already_fixed(report: Mapping[str, Any]) -> list[str]:
+    """Already fixed? The verdict, then each candidate with its subject and reasons."""
+    fixed = report.get("already_fixed")
+    if not fixed:
+        return []
+    out = ["## Already fixed?", "", _i(fixed["statement"]), ""]
+    for c in fixed["candidates"]:
+        link = f" ({c['link']})" if c.get("link") else ""
+        why = "; ".join(r["detail"] for r in c["reasons"])
+        out.append(
+            f"- **{c['rank']}.** {_i(c['verdict'])}: {_code(c['commit'][:12])} "
+            f"{_i(c['subject'])} ({_i(c['date'][:10])}, {_i(c['author'])}, "
+            f"{c['files_changed']} files){link}: {_i(why)} (the candidate is {_i(c['fact_id'])})"
         )
     out.append("")
     return out

@@ -97,6 +97,7 @@ _COLUMNS = (
     ("leads", "number"),
     ("first lead", "text"),
     ("maybe fixed", "text"),
+    ("fixed?", "number"),
     ("verdict", "text"),
     ("tokens", "number"),
     ("duplicates", "text"),
@@ -123,6 +124,22 @@ def _tracker(url: Any) -> str | None:
 def _repository(name: Any) -> str:
     # Which repository the number counts in: a list may hold issues of several.
     return f'<br><span class="meta">{_e(name)}</span>' if name else ""
+
+
+def _fixed_cell(cell: Mapping[str, Any] | None) -> str:
+    """Already fixed? Sorted fixed by, maybe, none, then builds that read no history."""
+    if cell is None:
+        return '<td data-sort="3"></td>'
+    words = {"fixed_by": "fixed by", "maybe": "maybe", "none": "none"}[cell["verdict"]]
+    commit = cell.get("commit")
+    if not commit:
+        return f'<td data-sort="{cell["sort"]}">{_e(words)}</td>'
+    link = _link(_tracker(cell.get("link")), str(commit)[:12])
+    why = "; ".join(cell.get("why") or ())
+    return (
+        f'<td data-sort="{cell["sort"]}" title="{_e(why)}">{_e(words)} {link}'
+        f'<br><span class="lead">{_e(cell.get("subject"))}</span></td>'
+    )
 
 
 def _row(row: Mapping[str, Any]) -> str:
@@ -158,6 +175,7 @@ def _row(row: Mapping[str, Any]) -> str:
         f'<td data-sort="{row.get("leads", 0)}">{_e(row.get("leads", 0))}</td>',
         f'<td class="lead">{_e(row.get("first_lead"))}</td>',
         f"<td>{_e((str(fixed['commit'])[:12]) if fixed else '')}</td>",
+        _fixed_cell(row.get("fixed")),
         f"<td>{_e(', '.join(f'{h}: {a}' for h, a in sorted(verdict.items())))}</td>",
         f'<td data-sort="{tokens or 0}">{_e(tokens)}{_e(cost)}</td>',
         f"<td>{_e(', '.join(duplicates['with']) if duplicates else '')}</td>",

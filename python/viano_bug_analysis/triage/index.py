@@ -3,8 +3,9 @@
 One row per report, in the order of the issue list: its title and link, the
 tracker state and labels, what the run did (``status``), the number of
 leads and the first one, "maybe already fixed" when a lead is a change
-since the report's revision, the verdict per hypothesis when investigated,
-tokens and cost, and links to the package and its case report.
+since the report's revision, "fixed?" (``fixed``: fixed by / maybe / none and
+the first candidate commit, from ``enrichment/fixes``), the verdict per
+hypothesis when investigated, tokens and cost, and links to the package and its case report.
 
 Two derived columns, each with the reason it holds:
 
@@ -164,6 +165,7 @@ def _row(root: Path, report: Report, record: Mapping[str, Any], setup: Any) -> d
         "leads": 0,
         "first_lead": None,
         "maybe_fixed": None,
+        "fixed": None,
         "verdict": None,
         "usage": None,
         "_entities": [],
@@ -180,6 +182,7 @@ def _row(root: Path, report: Report, record: Mapping[str, Any], setup: Any) -> d
 
 def _package_columns(package_dir: Path, setup: Any) -> dict[str, Any]:
     from viano_bug_analysis.case.package import load_package
+    from viano_bug_analysis.enrichment.fixes.render import fix_column
     from viano_bug_analysis.enrichment.leads import lead_line, leads_of, report_entities
     from viano_bug_analysis.investigation.project_context import load_index
 
@@ -204,6 +207,9 @@ def _package_columns(package_dir: Path, setup: Any) -> dict[str, Any]:
             f.get("kind") == "report_revision" and f.get("relation") == "not_in_repository"
             for f in facts
         ),
+        # Already fixed? fixed by / maybe / none, with the first candidate (None: no
+        # history was read).
+        "fixed": fix_column(facts),
         "_entities": sorted(
             {(t, int(i)) for t, i in report_entities(facts) if isinstance(t, str) and _id(i)}
         ),

@@ -13,8 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::core::git::{
-    deadline_after, path_problem, ChangesQuery, CommitTree, DiskCacheConfig, GitStore, Selection,
-    TreeEntry,
+    deadline_after, path_problem, ChangesQuery, CommitTree, DiskCacheConfig, GitStore, LogQuery,
+    Selection, TreeEntry,
 };
 use crate::core::line_search::Page;
 use crate::core::text::truncate_chars;
@@ -217,6 +217,63 @@ impl PyGitRepository {
         ))
     }
 
+    /// The first-parent line from `start` (a full commit ID), newest first,
+    /// each commit with the files it changes against its first parent
+    /// (`core::git::log`, cached per commit): `(commits, more, cached)`;
+    /// each commit `(oid, parents, author_name, author_email, author_time,
+    /// committer_time, message, message_truncated, files_total, files)`, each
+    /// file `(path, status, old_blob, new_blob)`.
+    #[pyo3(signature = (start, *, max_commits, max_files, max_message_bytes, timeout_s))]
+    fn first_parent_log<'py>(
+        &self,
+        py: Python<'py>,
+        start: &str,
+        max_commits: usize,
+        max_files: usize,
+        max_message_bytes: usize,
+        timeout_s: f64,
+    ) -> PyResult<PyLog<'py>> {
+        let deadline = deadline_after(timeout_s)?;
+        let store = Arc::clone(&self.store);
+        let query = LogQuery {
+            max_commits,
+            max_files,
+            max_message_bytes,
+        };
+        let outcome = py.detach(|| store.first_parent_log(start, &query, ALL_CORES, deadline))?;
+        let commits = outcome
+            .commits
+            .iter()
+            .map(|c| {
+                let files = c
+                    .files
+                    .iter()
+                    .map(|f| {
+                        (
+                            path_object(py, &f.path),
+                            f.status.as_str(),
+                            f.old.map(|oid| oid.to_string()),
+                            f.new.map(|oid| oid.to_string()),
+                        )
+                    })
+                    .collect();
+                (
+                    c.oid.to_string(),
+                    c.parents.iter().map(ToString::to_string).collect(),
+                    c.author_name.clone(),
+                    c.author_email.clone(),
+                    c.author_time,
+                    c.committer_time,
+                    c.message.clone(),
+                    c.message_truncated,
+                    c.files_total,
+                    files,
+                )
+            })
+            .collect();
+        Ok((commits, outcome.more, outcome.cached))
+    }
+
     /// Lower-case hex SHA-256 of each blob's bytes.
     #[pyo3(signature = (blob_ids, *, timeout_s))]
     fn sha256(
@@ -301,6 +358,28 @@ type PyChanges<'py> = (
     Vec<PyCommitChanges<'py>>,
     Vec<PySkipped<'py>>,
 );
+/// `(path, status, old_blob, new_blob)`
+type PyLogFile<'py> = (
+    Bound<'py, PyAny>,
+    &'static str,
+    Option<String>,
+    Option<String>,
+);
+/// One first-parent commit (see `first_parent_log`).
+type PyLogCommit<'py> = (
+    String,
+    Vec<String>,
+    String,
+    String,
+    i64,
+    i64,
+    String,
+    bool,
+    usize,
+    Vec<PyLogFile<'py>>,
+);
+/// `(commits, more, cached)`
+type PyLog<'py> = (Vec<PyLogCommit<'py>>, bool, usize);
 /// `(path, blob_id, line, text, text_truncated)`
 type PyHit<'py> = (Bound<'py, PyAny>, String, usize, Bound<'py, PyString>, bool);
 /// `(path, reason)`

@@ -178,6 +178,11 @@ pub struct FilePair {
 /// `old` (None: the empty tree of a root commit) and `new`, in path byte
 /// order. Subtrees with the same ID on both sides are never read, so the
 /// cost is the trees the change touches. A change of mode only is none.
+///
+/// Both trees are walked side by side in git's entry order (names compared
+/// bytewise, a tree's name as if it ended in `/`), as `git diff-tree` does:
+/// an entry equal on both sides costs one comparison and no allocation; only
+/// a changed path is copied out.
 pub fn changed_files(
     repo: &Objects,
     old: Option<ObjectId>,
@@ -187,40 +192,56 @@ pub fn changed_files(
     let mut out = Vec::new();
     let mut pending: Vec<(Vec<u8>, Option<ObjectId>, Option<ObjectId>)> =
         vec![(Vec::new(), old, Some(new))];
-    let mut buf = Vec::new();
+    let (mut old_buf, mut new_buf) = (Vec::new(), Vec::new());
     while let Some((dir, old, new)) = pending.pop() {
         if old == new {
             continue;
         }
-        let mut names: HashMap<Vec<u8>, (Option<Entry>, Option<Entry>)> = HashMap::new();
-        for (tree, is_new) in [(old, false), (new, true)] {
-            let Some(tree) = tree else { continue };
-            for entry in read_tree(repo, &tree, &mut buf)? {
-                let slot = names.entry(entry.name.clone()).or_default();
-                if is_new {
-                    slot.1 = Some(entry);
-                } else {
-                    slot.0 = Some(entry);
+        let olds = read_tree(repo, old, &mut old_buf)?;
+        let news = read_tree(repo, new, &mut new_buf)?;
+        let (mut i, mut j) = (0, 0);
+        while i < olds.len() || j < news.len() {
+            let order = match (olds.get(i), news.get(j)) {
+                (Some(a), Some(b)) => git_order(a, b),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            let (before, after) = match order {
+                std::cmp::Ordering::Less => {
+                    i += 1;
+                    (olds.get(i - 1), None)
                 }
-            }
-        }
-        for (name, (before, after)) in names {
+                std::cmp::Ordering::Greater => {
+                    j += 1;
+                    (None, news.get(j - 1))
+                }
+                std::cmp::Ordering::Equal => {
+                    i += 1;
+                    j += 1;
+                    let (a, b) = (&olds[i - 1], &news[j - 1]);
+                    if a.oid == b.oid && a.side == b.side {
+                        continue; // the same entry: nothing below it changed
+                    }
+                    (Some(a), Some(b))
+                }
+            };
+            let name = before.or(after).map(|e| e.name).unwrap_or_default();
             let mut path = dir.clone();
             if !path.is_empty() {
                 path.push(b'/');
             }
-            path.extend_from_slice(&name);
-            let subtree = |e: &Option<Entry>| e.as_ref().filter(|e| e.is_tree).map(|e| e.oid);
-            let (old_dir, new_dir) = (subtree(&before), subtree(&after));
+            path.extend_from_slice(name);
+            let subtree = |e: Option<&Entry<'_>>| e.filter(|e| e.is_tree).map(|e| e.oid);
+            let (old_dir, new_dir) = (subtree(before), subtree(after));
             if (old_dir.is_some() || new_dir.is_some()) && may_hold(&path, prefix) {
                 pending.push((path.clone(), old_dir, new_dir));
             }
-            let side = |e: &Option<Entry>| match e {
+            let side = |e: Option<&Entry<'_>>| match e {
                 None => Side::Absent,
                 Some(e) if e.is_tree => Side::Absent,
                 Some(e) => e.side,
             };
-            let (old_side, new_side) = (side(&before), side(&after));
+            let (old_side, new_side) = (side(before), side(after));
             let unchanged = match (old_side, new_side) {
                 (Side::File(a), Side::File(b)) => a == b,
                 (Side::Absent | Side::Other(_), Side::Absent | Side::Other(_)) => true,
@@ -239,6 +260,21 @@ pub fn changed_files(
     Ok(out)
 }
 
+/// git's tree entry order: names bytewise, a tree's name as if followed by `/`.
+fn git_order(a: &Entry<'_>, b: &Entry<'_>) -> std::cmp::Ordering {
+    let common = a.name.len().min(b.name.len());
+    match a.name[..common].cmp(&b.name[..common]) {
+        std::cmp::Ordering::Equal => {}
+        other => return other,
+    }
+    let next = |e: &Entry<'_>| match e.name.get(common) {
+        Some(&byte) => byte,
+        None if e.is_tree => b'/',
+        None => 0,
+    };
+    next(a).cmp(&next(b))
+}
+
 /// Whether paths below directory `dir` can start with `prefix`.
 fn may_hold(dir: &[u8], prefix: Option<&[u8]>) -> bool {
     let Some(prefix) = prefix else { return true };
@@ -247,16 +283,25 @@ fn may_hold(dir: &[u8], prefix: Option<&[u8]>) -> bool {
     below.starts_with(prefix) || prefix.starts_with(&below)
 }
 
-struct Entry {
-    name: Vec<u8>,
+struct Entry<'a> {
+    name: &'a [u8],
     oid: ObjectId,
     is_tree: bool,
     side: Side,
 }
 
-fn read_tree(repo: &Objects, id: &ObjectId, buf: &mut Vec<u8>) -> CoreResult<Vec<Entry>> {
+/// A tree's entries in stored order, their names borrowed from `buf`; None: the
+/// empty tree.
+fn read_tree<'b>(
+    repo: &Objects,
+    id: Option<ObjectId>,
+    buf: &'b mut Vec<u8>,
+) -> CoreResult<Vec<Entry<'b>>> {
+    let Some(id) = id else {
+        return Ok(Vec::new());
+    };
     let tree = repo
-        .find_tree_iter(id, buf)
+        .find_tree_iter(&id, buf)
         .map_err(|_| unreadable("a tree object is missing or corrupt"))?;
     let mut entries = Vec::new();
     for entry in tree {
@@ -269,7 +314,7 @@ fn read_tree(repo: &Objects, id: &ObjectId, buf: &mut Vec<u8>) -> CoreResult<Vec
             GixEntryKind::Commit => (false, Side::Other(SkipReason::Submodule)),
         };
         entries.push(Entry {
-            name: entry.filename.to_vec(),
+            name: entry.filename,
             oid,
             is_tree,
             side,
@@ -392,6 +437,24 @@ mod tests {
         assert_eq!(unpaired(&old, &new), (vec![3], vec![2, 4]));
         assert_eq!(unpaired(&new, &new), (vec![], vec![]));
         assert_eq!(unpaired(&[], &new), (vec![], vec![0, 1, 2, 3, 4]));
+    }
+
+    #[test]
+    fn entries_follow_gits_tree_order() {
+        let oid = ObjectId::null(gix_hash::Kind::Sha1);
+        let e = |name: &'static str, is_tree: bool| Entry {
+            name: name.as_bytes(),
+            oid,
+            is_tree,
+            side: Side::Absent,
+        };
+        use std::cmp::Ordering::*;
+        // A tree sorts as if its name ended in '/': "lib" < "lib.h" < "lib/" < "lib0".
+        assert_eq!(git_order(&e("lib", false), &e("lib.h", false)), Less);
+        assert_eq!(git_order(&e("lib.h", false), &e("lib", true)), Less);
+        assert_eq!(git_order(&e("lib", true), &e("lib0", false)), Less);
+        assert_eq!(git_order(&e("lib", false), &e("lib", true)), Less);
+        assert_eq!(git_order(&e("lib", true), &e("lib", true)), Equal);
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //!   related to the pinned one by a bounded merge-base walk;
 //! - `changes`: term lines, the line diff and the tree diff of a commit
 //!   range (`source.changes`);
+//! - `log`: the first-parent line of a commit, each commit with its author,
+//!   message and changed files, cached per commit ("already fixed?");
 //! - `store`: `GitStore`, the opened repository the bindings call.
 //!
 //! Dependencies point one way: `store` → `location`, `cache`, `disk_cache`,
@@ -51,6 +53,7 @@ pub mod changes;
 pub mod disk_cache;
 pub mod history;
 pub mod location;
+pub mod log;
 mod mapped;
 pub mod objects;
 pub mod paths;
@@ -63,12 +66,15 @@ mod disk_cache_tests;
 #[cfg(test)]
 mod history_tests;
 #[cfg(test)]
+mod log_tests;
+#[cfg(test)]
 mod phase_profile;
 #[cfg(test)]
 mod tests;
 
 pub use cache::Content;
 pub use history::{Incomplete, PrefixMatch, Relation, RelationKind};
+pub use log::{FileChange, FileStatus, LogCommit, LogOutcome, LogQuery};
 pub use objects::{deadline_after, parse_oid};
 pub use paths::path_problem;
 pub use store::{DiskCacheConfig, GitStore, SearchOutcome};

@@ -14,6 +14,7 @@ use super::cache::{BlobCache, Content};
 use super::disk_cache::{DiskCache, DiskStats, Found, Fresh, RawDigest};
 use super::history::{self, PrefixMatch, Relation};
 use super::location::objects_dir;
+use super::log::{first_parent_log, LogCache, LogOutcome, LogQuery};
 use super::objects::{
     check_deadline, commit_header, parse_oid, read_blob_into, unreadable, Objects,
 };
@@ -40,6 +41,8 @@ pub struct GitStore {
     cache: Mutex<BlobCache>,
     disk: Option<DiskCache>,
     blobs_read: AtomicU64,
+    /// First-parent log entries by commit (`log`).
+    log_cache: LogCache,
 }
 
 /// Where the persistent content cache is and how large it may grow.
@@ -76,6 +79,7 @@ impl GitStore {
             cache: Mutex::new(BlobCache::new(cache_bytes)),
             disk,
             blobs_read: AtomicU64::new(0),
+            log_cache: LogCache::default(),
         })
     }
 
@@ -121,6 +125,32 @@ impl GitStore {
     /// `max_listed` of them named.
     pub fn resolve_revision(&self, hex: &str, max_listed: usize) -> CoreResult<PrefixMatch> {
         history::resolve_prefix(&self.handle(), hex, max_listed)
+    }
+
+    /// The first-parent line from `start` (a full 40-hex commit ID), each
+    /// commit with its files changed; cached per commit (`log`).
+    pub fn first_parent_log(
+        &self,
+        start: &str,
+        query: &LogQuery,
+        threads: usize,
+        deadline: Option<Instant>,
+    ) -> CoreResult<LogOutcome> {
+        let start = parse_oid(start)?;
+        commit_header(&self.handle(), &start)?;
+        first_parent_log(
+            &self.log_cache,
+            || self.handle(),
+            &start,
+            query,
+            threads,
+            deadline,
+        )
+    }
+
+    /// Commits the first-parent log cache holds.
+    pub fn log_cache_len(&self) -> usize {
+        self.log_cache.len()
     }
 
     /// How the commit `reported` relates to `pinned` (full 40-hex IDs),

@@ -1,0 +1,103 @@
+"""The histories "already fixed?" reads: the configured source and its upstream.
+
+Each repository is opened once per process (``_opened``) and kept: its
+per-commit log cache (``core::git::log``) then serves every report a triage
+run builds, each against its own ``ProjectResearch``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from viano_bug_analysis._native import GitRepository
+from viano_bug_analysis.project_research.config import Limits, ResearchConfig
+from viano_bug_analysis.project_research.git_history import (
+    HistoryWindow,
+    commit_url,
+    first_parent_window,
+)
+
+_LOG_CACHE_BYTES = 1 << 20  # the log reads no blobs: the content cache stays small
+_WINDOWS_KEPT = 4
+_opened: dict[Path, GitRepository] = {}
+# (repository, commit, commits, files) -> the window: every report of a triage run
+# against one pinned commit reads the same window, converted to Python once.
+_windows: dict[tuple[Path, str, int, int], HistoryWindow] = {}
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class HistorySource:
+    """One repository's first-parent line at one commit."""
+
+    role: str  # "source" or "upstream"
+    repository: Path
+    url: str
+    web_url: str | None
+    commit: str
+    limits: Limits
+
+    @property
+    def origin(self) -> dict[str, Any]:
+        return {"kind": "git", "url": self.url, "commit": self.commit}
+
+    def window(self) -> HistoryWindow:
+        """The first-parent window; the same object for every report of this process
+        (the commits are immutable: a commit ID names its content)."""
+        key = (
+            self.repository.resolve(),
+            self.commit,
+            self.limits.history_commits,
+            self.limits.history_files,
+        )
+        with _lock:
+            kept = _windows.get(key)
+        if kept is not None:
+            return kept
+        window = first_parent_window(
+            _repository(self.repository),
+            self.commit,
+            max_commits=self.limits.history_commits,
+            max_files=self.limits.history_files,
+            timeout_s=self.limits.git_seconds,
+        )
+        with _lock:
+            if len(_windows) >= _WINDOWS_KEPT:
+                _windows.pop(next(iter(_windows)))
+            _windows[key] = window
+        return window
+
+    def link(self, commit: str) -> str | None:
+        return commit_url(self.url, commit, web_url=self.web_url)
+
+
+def history_sources(config: object) -> tuple[HistorySource, ...]:
+    """The source's history and, when configured, its upstream's; () without a
+    research configuration (a stand-in research in tests) or without a source."""
+    if not isinstance(config, ResearchConfig) or config.source is None:
+        return ()
+    source = config.source
+    out = [
+        HistorySource(
+            "source", source.repository, source.url, source.web_url, source.commit, config.limits
+        )
+    ]
+    if source.upstream is not None:
+        up = source.upstream
+        out.append(HistorySource("upstream", up.repository, up.url, None, up.commit, config.limits))
+    return tuple(out)
+
+
+def _repository(path: Path) -> GitRepository:
+    key = path.resolve()
+    with _lock:
+        repo = _opened.get(key)
+        if repo is None:
+            repo = _opened[key] = GitRepository(key, cache_bytes=_LOG_CACHE_BYTES)
+        return repo
+
+
+__all__ = ["HistorySource", "history_sources"]
