@@ -1,0 +1,101 @@
+"""Write schemas/project-query-v2.schema.json: project-query-v1 plus the client.records kind.
+
+    python scripts/project_query_v2.py           # (re)write the file
+    python scripts/project_query_v2.py --check   # exit 1 if the file differs from what it would write
+
+Version 1 stays as it is: stored interpretation prompts list its kinds and
+must rebuild byte for byte. Version 2 is derived from it, never edited by
+hand, so the two cannot drift apart (tests/schemas/test_project_query_v2.py
+runs --check). Run scripts/sync_schemas.py afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+V1 = ROOT / "schemas" / "project-query-v1.schema.json"
+V2 = ROOT / "schemas" / "project-query-v2.schema.json"
+KIND = "client.records"
+
+_ID_LIST = {
+    "type": "array",
+    "minItems": 1,
+    "maxItems": 100,
+    "uniqueItems": True,
+    "items": {"type": "integer", "minimum": -2147483648, "maximum": 4294967295},
+}
+CLIENT_RECORDS: dict[str, Any] = {
+    "description": (
+        "Records of the server's client data files (DBC/DB2; docs/client-data.md) of one "
+        "table the profile names (spell, spell_effect, item, area, map, faction, ...): by ID "
+        "(ids), by exact name ignoring case (name), or by an integer field (field + values, "
+        "e.g. spell_effect by spell_id). A spell record carries its effects with the "
+        "engine's effect and aura names. The world DB's override rows are merged the way "
+        "the engine merges them."
+    ),
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["kind", "table", "offset", "limit"],
+    "properties": {
+        "kind": {"const": KIND},
+        "table": {"$ref": "#/$defs/identifier"},
+        "ids": _ID_LIST,
+        "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 256,
+            "pattern": "^[^\\r\\n\\u0000]+$",
+        },
+        "field": {"$ref": "#/$defs/identifier"},
+        "values": _ID_LIST,
+        "offset": {"$ref": "#/$defs/offset"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+    },
+    "oneOf": [
+        {"required": ["ids"], "not": {"anyOf": [{"required": ["name"]}, {"required": ["field"]}]}},
+        {"required": ["name"], "not": {"anyOf": [{"required": ["ids"]}, {"required": ["field"]}]}},
+        {"required": ["field", "values"], "not": {"anyOf": [{"required": ["ids"]}, {"required": ["name"]}]}},
+    ],
+}
+
+
+def build() -> str:
+    schema = json.loads(V1.read_text(encoding="utf-8"))
+    schema["$id"] = schema["$id"].replace("project-query-v1", "project-query-v2")
+    schema["title"] = "project-query-v2"
+    schema["description"] = (
+        schema["description"]
+        + " Version 2 is version 1 plus the client.records kind (scripts/project_query_v2.py)."
+    )
+    schema["properties"]["kind"]["enum"].append(KIND)
+    schema["allOf"].append(
+        {
+            "if": {"properties": {"kind": {"const": KIND}}, "required": ["kind"]},
+            "then": {"$ref": f"#/$defs/query/{KIND}"},
+        }
+    )
+    schema["$defs"]["query"][KIND] = CLIENT_RECORDS
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    text = build()
+    if args.check:
+        if not V2.is_file() or V2.read_text(encoding="utf-8") != text:
+            print(f"{V2.name} is out of date: run scripts/project_query_v2.py", file=sys.stderr)
+            return 1
+        return 0
+    V2.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
