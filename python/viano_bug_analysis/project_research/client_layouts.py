@@ -44,7 +44,7 @@ _MEMBER = re.compile(
 )
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _TYPE_LETTERS = {
-    "s": ("char",),
+    "s": ("char", "LocalizedString"),
     "f": ("float",),
     "i": ("uint32", "int32", "flag96", "DBCPosition"),
     "n": ("uint32", "int32"),
