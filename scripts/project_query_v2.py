@@ -1,4 +1,6 @@
-"""Write schemas/project-query-v2.schema.json: project-query-v1 plus the client.records kind.
+"""Write schemas/project-query-v2.schema.json (project-query-v1 plus the client.records kind)
+and schemas/mcp-client-records-arguments-v1.schema.json (that kind's arguments as vba mcp's
+client_records tool takes them).
 
     python scripts/project_query_v2.py           # (re)write the file
     python scripts/project_query_v2.py --check   # exit 1 if the file differs from what it would write
@@ -20,6 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 V1 = ROOT / "schemas" / "project-query-v1.schema.json"
 V2 = ROOT / "schemas" / "project-query-v2.schema.json"
+MCP = ROOT / "schemas" / "mcp-client-records-arguments-v1.schema.json"
 KIND = "client.records"
 
 _ID_LIST = {
@@ -83,17 +86,36 @@ def build() -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
+def build_mcp_arguments() -> str:
+    v1 = json.loads(V1.read_text(encoding="utf-8"))
+    arguments = json.loads(json.dumps(CLIENT_RECORDS))
+    del arguments["properties"]["kind"]
+    arguments["required"].remove("kind")
+    schema = {
+        "$schema": v1["$schema"],
+        "$id": v1["$id"].replace("project-query-v1", "mcp-client-records-arguments-v1"),
+        "title": "mcp-client-records-arguments-v1",
+        **arguments,
+        "description": "The arguments of the vba mcp tool client_records: a client.records "
+        "query of project-query-v2 without its kind. " + arguments["description"],
+        "$defs": {name: v1["$defs"][name] for name in ("identifier", "offset")},
+    }
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
-    text = build()
+    outputs = {V2: build(), MCP: build_mcp_arguments()}
     if args.check:
-        if not V2.is_file() or V2.read_text(encoding="utf-8") != text:
-            print(f"{V2.name} is out of date: run scripts/project_query_v2.py", file=sys.stderr)
-            return 1
-        return 0
-    V2.write_text(text, encoding="utf-8")
+        stale = [p.name for p, text in outputs.items()
+                 if not p.is_file() or p.read_text(encoding="utf-8") != text]
+        for name in stale:
+            print(f"{name} is out of date: run scripts/project_query_v2.py", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in outputs.items():
+        path.write_text(text, encoding="utf-8")
     return 0
 
 
