@@ -3,6 +3,7 @@ override rows merged the engine's way, and the answers checked like every other 
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -321,3 +322,51 @@ def test_sql_positions_follow_the_loaders_counter() -> None:
     # 'p' over x does not advance the SQL column; 'a' takes none.
     assert sql_positions("ppaaap", "nixsxi") == {0: 0, 1: 1, 5: 2}
     assert sql_positions("pppp", "nxii") == {0: 0, 2: 1, 3: 2}
+
+
+def test_the_check_reports_renamed_and_shifted_members() -> None:
+    from viano_bug_analysis.project_research.client_layouts import (
+        check_layouts,
+        check_lines,
+        load_client_profile,
+        source_reader,
+    )
+
+    changed = dict(HEADERS)
+    changed["src/DataStores/DBCStructure.h"] = (
+        HEADERS["src/DataStores/DBCStructure.h"]
+        .replace("char const* Name;", "char const* SpellName;")
+        .replace("uint32 EffectAura;", "uint32 EffectAura;\n    uint32 Extra;")
+    )
+    changed["src/DataStores/DBCfmt.h"] += 'char const Unused[] = "x";\n'
+    path = Path(__file__).with_name("client.toml")
+    try:
+        path.write_text(PROFILE, encoding="utf-8")
+        profile = load_client_profile(path)
+    finally:
+        path.unlink()
+    assert check_layouts(profile, source_reader(HeaderGit()))["ok"] is True
+    report = check_layouts(profile, source_reader(HeaderGit(changed)))
+    problems = {(p.get("table"), p.get("field"), p["problem"]) for p in report["problems"]}
+    assert ("spell", "name", "member_missing") in problems
+    assert ("spell_effect", "spell_id", "member_shifted") in problems
+    assert report["ok"] is False and report["tables"]["item"]["ok"] is True
+    assert any("member_missing" in line for line in check_lines(report))
+
+
+ENGINE_SOURCE = os.environ.get("VBA_ENGINE_SOURCE")
+
+
+@pytest.mark.skipif(ENGINE_SOURCE is None, reason="VBA_ENGINE_SOURCE names no lineage checkout")
+def test_the_vcore_profile_matches_the_lineage_source() -> None:
+    """Run with VBA_ENGINE_SOURCE=<a checkout of the lineage at the pinned commit>."""
+    from viano_bug_analysis.project_research.client_data import bundled_profile_path
+    from viano_bug_analysis.project_research.client_layouts import check_layouts, load_client_profile
+
+    assert ENGINE_SOURCE is not None
+    root = Path(ENGINE_SOURCE)
+    report = check_layouts(
+        load_client_profile(bundled_profile_path()),
+        lambda path: (root / path).read_text(encoding="utf-8", errors="replace"),
+    )
+    assert report["problems"] == []

@@ -27,6 +27,7 @@ from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
 from viano_bug_analysis.project_research import ProjectResearch, load_config
 from viano_bug_analysis.project_research.config import ResearchConfig
+from viano_bug_analysis.project_research.client_layouts import check_lines
 
 
 class ProgressLine:
@@ -183,12 +184,18 @@ def run_profile_check(args: argparse.Namespace) -> int:
         config = load_config(args.project_config)
         with ProjectResearch(config) as research:
             result = check_profile(_in_world_database(profile, config), research.query)
+            # The client data layouts against the engine source: a section of its own.
+            client = research.client_provider().check() if config.client_data else None
     except VbaError as err:
         return report(err)
+    if client is not None:
+        result = {**result, "client_data": client, "ok": result["ok"] and client["ok"]}
     if args.json:
         sys.stdout.write(orjson.dumps(result).decode() + "\n")
     else:
         for line in lines(result):
+            print(line)
+        for line in check_lines(client) if client is not None else ():
             print(line)
     return ExitCode.OK if result["ok"] else ExitCode.PROFILE_GAPS
 

@@ -32,6 +32,7 @@ from viano_bug_analysis.project_research.client_layouts import (
     Layout,
     ReadText,
     TableSpec,
+    check_layouts,
     derive_layout,
     enum_values,
 )
@@ -131,6 +132,10 @@ class ClientData:
         with self._lock:
             files = [{"file": f, "sha256": s} for f, s in sorted(self._files_read.items())]
         return {"kind": PROVIDER, "url": self._url, "commit": self._commit, "files": files}
+
+    def check(self) -> dict[str, Any]:
+        """``vba profile check``'s client data section (``client_layouts.check_layouts``)."""
+        return check_layouts(self.profile, self._read_text)
 
     # --- the kind ------------------------------------------------------------------------
 

@@ -19,17 +19,18 @@ member), or a member whose type does not fit its format letter is reported.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from viano_bug_analysis.files import load_toml_file
 from viano_bug_analysis.project_research.errors import ResearchError
 
 ReadText = Callable[[str], str]
 
-PROFILE_FORMAT = "viano-client-data-profile"
+PROFILE_SCHEMA = "client-data-profile-v1"
+MAX_PROFILE_BYTES = 1 << 20
 # Letters the loader does not copy into the struct (DBCFileLoader::AutoProduceData).
 NOT_IN_STRUCT = frozenset("xXd")
 # Struct types of more than one slot.
@@ -110,63 +111,51 @@ class Layout:
     override_format: str | None
 
 
-def _invalid(message: str, key: str) -> ResearchError:
-    return ResearchError("config_invalid", message, {"key": key})
+def _invalid(problem: str, key: str) -> ResearchError:
+    return ResearchError("config_invalid", f"client data profile key {key!r} {problem}", {"key": key})
+
+
+def _refused(reason: str, message: str, details: dict[str, Any]) -> ResearchError:
+    return ResearchError("config_invalid", message, {"key": details.get("key", ""), "reason": reason})
 
 
 def load_client_profile(path: Path) -> ClientProfile:
-    """Reads a profile's ``client_data.toml`` (checked key by key)."""
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        raise _invalid("the profile's client_data.toml is not readable TOML", "client_data") from None
-    if document.get("format") != PROFILE_FORMAT or document.get("format_version") != 1:
-        raise _invalid("client_data.toml: format must be viano-client-data-profile v1", "format")
+    """Reads a ``client_data.toml`` (schema ``client-data-profile-v1``, the one TOML loader)."""
+    document = load_toml_file(
+        path, schema=PROFILE_SCHEMA, max_bytes=MAX_PROFILE_BYTES, what="the client data profile",
+        refuse=_refused,
+    )
     tables: dict[str, TableSpec] = {}
     field_enums: dict[tuple[str, str], str] = {}
-    for name, raw in _table(document, "tables").items():
-        key = f"tables.{name}"
+    enums = {
+        name: EnumSpec(name, raw["path"], raw["enum"])
+        for name, raw in document.get("enums", {}).items()
+    }
+    for name, raw in document["tables"].items():
         fields = []
-        for field_name, field in _table(raw, "fields", key).items():
-            member, column = field.get("member"), field.get("column")
-            if not isinstance(member, str) or not isinstance(column, int) or column < 0:
-                raise _invalid("a field needs member (string) and column (integer)", key)
-            fields.append(FieldSpec(field_name, member, column))
-            if isinstance(field.get("enum"), str):
+        for field_name, field in raw["fields"].items():
+            fields.append(FieldSpec(field_name, field["member"], field["column"]))
+            if "enum" in field:
+                if field["enum"] not in enums:
+                    raise _invalid("names no enum of [enums]", f"tables.{name}.fields.{field_name}.enum")
                 field_enums[(name, field_name)] = field["enum"]
-        override = raw.get("override") or {}
+        if raw.get("name_field") is not None and raw["name_field"] not in raw["fields"]:
+            raise _invalid("must be one of the table's fields", f"tables.{name}.name_field")
+        override = raw.get("override", {})
         tables[name] = TableSpec(
             table=name,
-            file=_text(raw, "file", key),
-            format_path=_text(raw, "format_path", key),
-            format_symbol=_text(raw, "format", key),
-            struct_path=_text(raw, "struct_path", key),
-            struct_symbol=_text(raw, "struct", key),
+            file=raw["file"],
+            format_path=raw["format_path"],
+            format_symbol=raw["format"],
+            struct_path=raw["struct_path"],
+            struct_symbol=raw["struct"],
             fields=tuple(fields),
             name_field=raw.get("name_field"),
             override_table=override.get("table"),
             override_format=override.get("format"),
             override_index=override.get("index"),
         )
-    enums = {
-        name: EnumSpec(name, _text(raw, "path", f"enums.{name}"), _text(raw, "enum", f"enums.{name}"))
-        for name, raw in _table(document, "enums").items()
-    }
     return ClientProfile(tables, enums, field_enums)
-
-
-def _table(document: Mapping[str, Any], key: str, where: str = "") -> Mapping[str, Any]:
-    value = document.get(key, {})
-    if not isinstance(value, dict):
-        raise _invalid(f"{key} must be a table", f"{where}.{key}".lstrip("."))
-    return value
-
-
-def _text(document: Mapping[str, Any], key: str, where: str) -> str:
-    value = document.get(key)
-    if not isinstance(value, str) or not value:
-        raise _invalid(f"{where}.{key} must be a non-empty string", f"{where}.{key}")
-    return value
 
 
 # --- parsing the engine's headers ----------------------------------------------------------

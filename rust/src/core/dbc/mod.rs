@@ -18,7 +18,6 @@
 
 pub mod layout;
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -69,7 +68,7 @@ pub struct ClientTable {
     string_size: u32,
     db2: Db2Header,
     sha256: [u8; 32],
-    ids: OnceLock<HashMap<u32, u32>>,
+    ids: OnceLock<Vec<(u32, u32)>>,
 }
 
 fn invalid(what: &'static str) -> CoreError {
@@ -280,16 +279,26 @@ impl ClientTable {
             .collect()
     }
 
-    /// ID -> record index, built on first use. A repeated ID keeps its last
-    /// record, as the engine's index table does.
-    fn id_index(&self) -> Option<&HashMap<u32, u32>> {
+    /// `(ID, record index)` sorted by ID, built on first use (a sort of one
+    /// pair per record: faster to build than a hash map and half its size).
+    /// A repeated ID keeps its last record, as the engine's index table does.
+    fn id_index(&self) -> Option<&[(u32, u32)]> {
         let column = self.layout.id_column?;
         Some(self.ids.get_or_init(|| {
-            let mut index = HashMap::with_capacity(self.record_count as usize);
-            for record in 0..self.record_count {
-                index.insert(self.cell_u32(record, column), record);
+            let mut index: Vec<(u32, u32)> = (0..self.record_count)
+                .map(|record| (self.cell_u32(record, column), record))
+                .collect();
+            // Unstable is fine: equal IDs are ordered by their record index too.
+            index.sort_unstable();
+            // Keep the last record of each ID.
+            let mut kept: Vec<(u32, u32)> = Vec::with_capacity(index.len());
+            for pair in index {
+                match kept.last_mut() {
+                    Some(last) if last.0 == pair.0 => *last = pair,
+                    _ => kept.push(pair),
+                }
             }
-            index
+            kept
         }))
     }
 
@@ -298,7 +307,15 @@ impl ClientTable {
         let index = self.id_index().ok_or(CoreError::InvalidArgument {
             what: "the format has no ID column",
         })?;
-        Ok(ids.iter().map(|id| index.get(id).copied()).collect())
+        Ok(ids
+            .iter()
+            .map(|id| {
+                index
+                    .binary_search_by_key(id, |&(key, _)| key)
+                    .ok()
+                    .map(|at| index[at].1)
+            })
+            .collect())
     }
 
     /// Records whose integer `column` holds one of `values`, in file order, at most `limit`.
