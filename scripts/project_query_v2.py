@@ -2,8 +2,8 @@
 and schemas/mcp-client-records-arguments-v1.schema.json (that kind's arguments as vba mcp's
 client_records tool takes them).
 
-    python scripts/project_query_v2.py           # (re)write the file
-    python scripts/project_query_v2.py --check   # exit 1 if the file differs from what it would write
+    python scripts/project_query_v2.py           # (re)write the files
+    python scripts/project_query_v2.py --check   # exit 1 if a file differs from what it would be
 
 Version 1 stays as it is: stored interpretation prompts list its kinds and
 must rebuild byte for byte. Version 2 is derived from it, never edited by
@@ -62,7 +62,10 @@ CLIENT_RECORDS: dict[str, Any] = {
     "oneOf": [
         {"required": ["ids"], "not": {"anyOf": [{"required": ["name"]}, {"required": ["field"]}]}},
         {"required": ["name"], "not": {"anyOf": [{"required": ["ids"]}, {"required": ["field"]}]}},
-        {"required": ["field", "values"], "not": {"anyOf": [{"required": ["ids"]}, {"required": ["name"]}]}},
+        {
+            "required": ["field", "values"],
+            "not": {"anyOf": [{"required": ["ids"]}, {"required": ["name"]}]},
+        },
     ],
 }
 
@@ -109,8 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     outputs = {V2: build(), MCP: build_mcp_arguments()}
     if args.check:
-        stale = [p.name for p, text in outputs.items()
-                 if not p.is_file() or p.read_text(encoding="utf-8") != text]
+        stale = [
+            p.name
+            for p, text in outputs.items()
+            if not p.is_file() or p.read_text(encoding="utf-8") != text
+        ]
         for name in stale:
             print(f"{name} is out of date: run scripts/project_query_v2.py", file=sys.stderr)
         return 1 if stale else 0

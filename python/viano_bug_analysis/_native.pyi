@@ -4,6 +4,7 @@ import os
 from typing import final
 
 __all__ = [
+    "ClientTable",
     "GitRepository",
     "GitSelection",
     "GitTree",

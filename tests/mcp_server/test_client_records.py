@@ -18,7 +18,9 @@ def test_the_tool_answers_and_logs_like_project_query(
 ) -> None:
     tools = McpTools(package.path, load_profile("vcore").router(), research=research)
     assert "client_records" in {spec.name for spec in tools.specs()}
-    outcome = tools.call("client_records", {"table": "spell", "ids": [75048], "offset": 0, "limit": 5})
+    outcome = tools.call(
+        "client_records", {"table": "spell", "ids": [75048], "offset": 0, "limit": 5}
+    )
     assert outcome.recorded is not None and outcome.recorded.capture_sha256 is not None
     assert outcome.structured["result"]["records"][0]["fields"]["name"] == "Stealth"
     refused = tools.call("client_records", {"table": "spell", "offset": 0, "limit": 5})
@@ -29,6 +31,12 @@ def test_the_tool_answers_and_logs_like_project_query(
 def test_without_client_data_there_is_no_tool(package: BuiltPackage, tmp_path: Path) -> None:
     from tests.project_research.research_fakes import COMMIT, URL, make_config
 
-    config = make_config(tmp_path, f'[source]\nrepository = "r"\nurl = "{URL}"\ncommit = "{COMMIT}"\n')
-    tools = McpTools(package.path, load_profile("vcore").router(), research=ProjectResearch(config, git=HeaderGit()))
+    config = make_config(
+        tmp_path, f'[source]\nrepository = "r"\nurl = "{URL}"\ncommit = "{COMMIT}"\n'
+    )
+    tools = McpTools(
+        package.path,
+        load_profile("vcore").router(),
+        research=ProjectResearch(config, git=HeaderGit()),
+    )
     assert "client_records" not in {spec.name for spec in tools.specs()}

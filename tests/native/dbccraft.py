@@ -88,7 +88,9 @@ def plain_read(data: bytes, fmt: str) -> list[list[Any]]:
                 row.append(struct.unpack("<f", raw)[0])
             elif letter == "s":
                 offset = int.from_bytes(raw, "little")
-                row.append(strings[offset : strings.index(b"\0", offset)].decode("utf-8", "replace"))
+                row.append(
+                    strings[offset : strings.index(b"\0", offset)].decode("utf-8", "replace")
+                )
             else:
                 row.append(int.from_bytes(raw, "little"))
             at += size

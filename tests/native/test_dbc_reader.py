@@ -30,7 +30,9 @@ def _value(letter: str) -> st.SearchStrategy[object]:
 @st.composite
 def client_files(draw: st.DrawFn) -> tuple[bytes, str, bytes]:
     container = draw(st.sampled_from([WDBC, WDB2]))
-    fmt = "n" + draw(st.text(st.sampled_from(LETTERS.replace("n", "").replace("d", "")), max_size=8))
+    fmt = "n" + draw(
+        st.text(st.sampled_from(LETTERS.replace("n", "").replace("d", "")), max_size=8)
+    )
     count = draw(st.integers(0, 12))
     ids = draw(st.lists(st.integers(0, 5000), min_size=count, max_size=count))
     rows = [[i] + [draw(_value(letter)) for letter in fmt[1:]] for i in ids]
@@ -56,7 +58,7 @@ def test_records_match_the_plain_reader(case: tuple[bytes, str, bytes]) -> None:
         assert all(_same(a, b) for a, b in zip(table.record(index), row, strict=True))
     # The last record of an ID wins, as in the engine's index table.
     last = {row[0]: index for index, row in enumerate(expected)}
-    ids = sorted(last) + [5001]
+    ids = [*sorted(last), 5001]
     assert table.find_ids(ids) == [last.get(i) for i in ids]
 
 

@@ -7,7 +7,7 @@ import os
 import struct
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -138,7 +138,7 @@ name = { member = "Display", column = 2 }
 class HeaderGit:
     """The git provider's ``read`` over HEADERS."""
 
-    origin = {"kind": "git", "url": URL, "commit": COMMIT}
+    origin: ClassVar[dict[str, str]] = {"kind": "git", "url": URL, "commit": COMMIT}
 
     def __init__(self, headers: Mapping[str, str] = HEADERS) -> None:
         self.headers = headers
@@ -157,7 +157,10 @@ class OverrideDb:
     """spell_dbc with two rows: 900 (new) and 1 (an ID Spell.dbc already has)."""
 
     snapshot_id = "world@test"
-    ROWS = [{"Id": 900, "Attributes": 64, "PowerCost": -5}, {"Id": 1, "Attributes": 0, "PowerCost": 0}]
+    ROWS: ClassVar[list[dict[str, int]]] = [
+        {"Id": 900, "Attributes": 64, "PowerCost": -5},
+        {"Id": 1, "Attributes": 0, "PowerCost": 0},
+    ]
 
     def __init__(self, allowed: bool = True) -> None:
         self.allowed = allowed
@@ -168,8 +171,16 @@ class OverrideDb:
         names = ["Id", "Attributes", "PowerCost"]
         return {"columns": [{"name": n, "ordinal": i + 1} for i, n in enumerate(names)]}
 
-    def rows(self, *, database: str | None, table: str, columns: Sequence[str],
-             filters: Sequence[Mapping[str, Any]], offset: int, limit: int) -> dict[str, Any]:
+    def rows(
+        self,
+        *,
+        database: str | None,
+        table: str,
+        columns: Sequence[str],
+        filters: Sequence[Mapping[str, Any]],
+        offset: int,
+        limit: int,
+    ) -> dict[str, Any]:
         [condition] = filters
         rows = [r for r in self.ROWS if r[condition["column"]] in condition["value"]]
         return {"database": "world", "table": table, "rows": rows[offset : offset + limit]}
@@ -191,7 +202,8 @@ def _write_dbc_folder(folder: Path) -> None:
     )
     (folder / "Item-sparse.db2").write_bytes(
         write_client_file(
-            "nisss", [[6948, 1, "Hearthstone", "", ""], [52069, 1, "Grandma's Good Clothes", "", ""]],
+            "nisss",
+            [[6948, 1, "Hearthstone", "", ""], [52069, 1, "Grandma's Good Clothes", "", ""]],
             container=WDB2,
         )
     )
@@ -257,18 +269,26 @@ def test_override_rows_add_ids_and_conflicts_are_reported(tmp_path: Path) -> Non
     research = ProjectResearch(config, git=HeaderGit(), database=OverrideDb())  # type: ignore[arg-type]
     result = _ask(research, table="spell", ids=[900, 1])["result"]
     added, conflicting = result["records"]
-    assert added["origin"] == {"source": "database", "database": "world", "table": "spell_dbc",
-                               "key": {"Id": 900}}
+    assert added["origin"] == {
+        "source": "database",
+        "database": "world",
+        "table": "spell_dbc",
+        "key": {"Id": 900},
+    }
     assert added["fields"]["power_cost"] == -5 and added["fields"]["name"] == ""
     assert conflicting["origin"]["source"] == "file"
     assert conflicting["override_conflict"]["key"] == {"Id": 1}
     assert result["overrides"]["status"] == "read"
     denied = ProjectResearch(config, git=HeaderGit(), database=OverrideDb(allowed=False))  # type: ignore[arg-type]
-    assert _ask(denied, table="spell", ids=[1])["result"]["overrides"]["status"] == "not_allowlisted"
+    assert (
+        _ask(denied, table="spell", ids=[1])["result"]["overrides"]["status"] == "not_allowlisted"
+    )
 
 
 def test_without_client_data_the_kind_is_refused(tmp_path: Path) -> None:
-    config = make_config(tmp_path, f'[source]\nrepository = "r.git"\nurl = "{URL}"\ncommit = "{COMMIT}"\n')
+    config = make_config(
+        tmp_path, f'[source]\nrepository = "r.git"\nurl = "{URL}"\ncommit = "{COMMIT}"\n'
+    )
     with pytest.raises(ResearchError) as caught:
         _ask(ProjectResearch(config, git=HeaderGit()), table="spell", ids=[1])
     assert caught.value.code == "provider_not_configured"
@@ -276,8 +296,12 @@ def test_without_client_data_the_kind_is_refused(tmp_path: Path) -> None:
 
 
 def test_query_shapes_are_checked(research: ProjectResearch) -> None:
-    for bad in ({"table": "spell"}, {"table": "spell", "ids": [1], "name": "x"},
-                {"table": "spell", "field": "id"}, {"table": "spell", "ids": []}):
+    for bad in (
+        {"table": "spell"},
+        {"table": "spell", "ids": [1], "name": "x"},
+        {"table": "spell", "field": "id"},
+        {"table": "spell", "ids": []},
+    ):
         with pytest.raises(ResearchError) as caught:
             _ask(research, **bad)
         assert caught.value.code in ("query_invalid", "unknown_field")
@@ -289,7 +313,9 @@ def test_query_shapes_are_checked(research: ProjectResearch) -> None:
     assert not_integer.value.code == "unknown_field"
 
 
-def test_a_missing_or_hostile_file_is_a_typed_outage(research: ProjectResearch, tmp_path: Path) -> None:
+def test_a_missing_or_hostile_file_is_a_typed_outage(
+    research: ProjectResearch, tmp_path: Path
+) -> None:
     # 2^32-1 records of 24 bytes claimed by a 20-byte file.
     (tmp_path / "dbc" / "Spell.dbc").write_bytes(struct.pack("<4s4I", b"WDBC", 2**32 - 1, 6, 24, 0))
     with pytest.raises(ResearchUnavailable) as caught:
@@ -361,7 +387,10 @@ ENGINE_SOURCE = os.environ.get("VBA_ENGINE_SOURCE")
 def test_the_vcore_profile_matches_the_lineage_source() -> None:
     """Run with VBA_ENGINE_SOURCE=<a checkout of the lineage at the pinned commit>."""
     from viano_bug_analysis.project_research.client_data import bundled_profile_path
-    from viano_bug_analysis.project_research.client_layouts import check_layouts, load_client_profile
+    from viano_bug_analysis.project_research.client_layouts import (
+        check_layouts,
+        load_client_profile,
+    )
 
     assert ENGINE_SOURCE is not None
     root = Path(ENGINE_SOURCE)

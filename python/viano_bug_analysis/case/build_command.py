@@ -26,8 +26,8 @@ from viano_bug_analysis.errors import EnrichmentError, VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
 from viano_bug_analysis.project_research import ProjectResearch, load_config
-from viano_bug_analysis.project_research.config import ResearchConfig
 from viano_bug_analysis.project_research.client_layouts import check_lines
+from viano_bug_analysis.project_research.config import ResearchConfig
 
 
 class ProgressLine:

@@ -210,7 +210,12 @@ class _Lookup:
         fields = dict(zip(names, values, strict=True))
         return self._shape(
             fields,
-            {"source": "file", "file": self.spec.file, "sha256": self.table.sha256, "record": index},
+            {
+                "source": "file",
+                "file": self.spec.file,
+                "sha256": self.table.sha256,
+                "record": index,
+            },
         )
 
     def _shape(self, fields: dict[str, Any], origin: dict[str, Any]) -> dict[str, Any]:

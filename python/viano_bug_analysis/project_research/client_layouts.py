@@ -112,17 +112,24 @@ class Layout:
 
 
 def _invalid(problem: str, key: str) -> ResearchError:
-    return ResearchError("config_invalid", f"client data profile key {key!r} {problem}", {"key": key})
+    return ResearchError(
+        "config_invalid", f"client data profile key {key!r} {problem}", {"key": key}
+    )
 
 
 def _refused(reason: str, message: str, details: dict[str, Any]) -> ResearchError:
-    return ResearchError("config_invalid", message, {"key": details.get("key", ""), "reason": reason})
+    return ResearchError(
+        "config_invalid", message, {"key": details.get("key", ""), "reason": reason}
+    )
 
 
 def load_client_profile(path: Path) -> ClientProfile:
     """Reads a ``client_data.toml`` (schema ``client-data-profile-v1``, the one TOML loader)."""
     document = load_toml_file(
-        path, schema=PROFILE_SCHEMA, max_bytes=MAX_PROFILE_BYTES, what="the client data profile",
+        path,
+        schema=PROFILE_SCHEMA,
+        max_bytes=MAX_PROFILE_BYTES,
+        what="the client data profile",
         refuse=_refused,
     )
     tables: dict[str, TableSpec] = {}
@@ -137,7 +144,9 @@ def load_client_profile(path: Path) -> ClientProfile:
             fields.append(FieldSpec(field_name, field["member"], field["column"]))
             if "enum" in field:
                 if field["enum"] not in enums:
-                    raise _invalid("names no enum of [enums]", f"tables.{name}.fields.{field_name}.enum")
+                    raise _invalid(
+                        "names no enum of [enums]", f"tables.{name}.fields.{field_name}.enum"
+                    )
                 field_enums[(name, field_name)] = field["enum"]
         if raw.get("name_field") is not None and raw["name_field"] not in raw["fields"]:
             raise _invalid("must be one of the table's fields", f"tables.{name}.name_field")
@@ -281,12 +290,15 @@ def _problems_and_layout(
         column = slots[member.slot]
         letter = fmt[column]
         if column != field.column:
-            problems.append({**at, "problem": "member_shifted", "expected": field.column,
-                             "found": column})
-        if not any(member.type.startswith(t) or t in member.type
-                   for t in _TYPE_LETTERS.get(letter, ())):
-            problems.append({**at, "problem": "type_mismatch", "letter": letter,
-                             "type": member.type})
+            problems.append(
+                {**at, "problem": "member_shifted", "expected": field.column, "found": column}
+            )
+        if not any(
+            member.type.startswith(t) or t in member.type for t in _TYPE_LETTERS.get(letter, ())
+        ):
+            problems.append(
+                {**at, "problem": "type_mismatch", "letter": letter, "type": member.type}
+            )
         columns[field.name] = column
         if member.type.startswith("int"):
             signed.add(field.name)
@@ -297,7 +309,7 @@ def _problems_and_layout(
 
 
 def derive_layout(spec: TableSpec, read_text: ReadText) -> Layout:
-    """The layout of ``spec`` at the pinned commit; refused when the source disagrees with the profile."""
+    """The layout of ``spec`` at the pinned commit; refused where source and profile differ."""
     problems, layout = _problems_and_layout(spec, read_text)
     if problems or layout is None:
         first = problems[0]
@@ -351,7 +363,9 @@ def source_reader(git: Any, page: int = 200) -> ReadText:
             total = int(first["line_count"])
             lines: list[str] = []
             for start in range(1, total + 1, page):
-                answer = git.read(path=path, start_line=start, end_line=min(total, start + page - 1))
+                answer = git.read(
+                    path=path, start_line=start, end_line=min(total, start + page - 1)
+                )
                 lines += [line["text"] for line in answer["lines"]]
             cache[path] = "\n".join(lines)
         return cache[path]

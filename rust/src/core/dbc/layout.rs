@@ -141,7 +141,10 @@ mod tests {
     fn the_last_index_letter_is_the_id() {
         let layout = Layout::parse("iniiiin", Container::Wdbc).unwrap();
         assert_eq!(layout.id_column, Some(6));
-        assert_eq!(Layout::parse("xf", Container::Wdbc).unwrap().id_column, None);
+        assert_eq!(
+            Layout::parse("xf", Container::Wdbc).unwrap().id_column,
+            None
+        );
     }
 
     #[test]

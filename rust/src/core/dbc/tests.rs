@@ -63,7 +63,20 @@ fn wdb2_skips_the_index_table_of_extended_headers() {
     let strings = b"\0Hearthstone\0";
     // magic, records, fields, record size, strings, hash, build 15595,
     // timestamp, min 6948, max 6949, locale, copy table size.
-    for word in [WDB2, 1, 2, 8, strings.len() as u32, 0xABCD, 15595, 0, 6948, 6949, 1, 0] {
+    for word in [
+        WDB2,
+        1,
+        2,
+        8,
+        strings.len() as u32,
+        0xABCD,
+        15595,
+        0,
+        6948,
+        6949,
+        1,
+        0,
+    ] {
         out.extend_from_slice(&word.to_le_bytes());
     }
     out.extend(std::iter::repeat_n(0xEE, 2 * 6));
@@ -82,8 +95,12 @@ fn wdb2_skips_the_index_table_of_extended_headers() {
 #[test]
 fn hostile_headers_are_typed_errors() {
     let good = wdbc(&[(1, 1, "x")]);
-    let code = |data: Vec<u8>, format: &str| ClientTable::parse(data, format).err().map(|e| e.code());
-    assert_eq!(code(good[..10].to_vec(), "nis"), Some("client_file_truncated"));
+    let code =
+        |data: Vec<u8>, format: &str| ClientTable::parse(data, format).err().map(|e| e.code());
+    assert_eq!(
+        code(good[..10].to_vec(), "nis"),
+        Some("client_file_truncated")
+    );
     assert_eq!(code(b"WDBX".repeat(8), "nis"), Some("client_file_invalid"));
     assert_eq!(code(good.clone(), "ni"), Some("client_file_invalid"));
     let mut huge = good.clone();
@@ -113,7 +130,10 @@ fn strings_outside_the_block_are_typed_errors() {
     let mut past = wdbc(&[(1, 1, "abc")]);
     set_u32(&mut past, 20 + 8, 100);
     let table = ClientTable::parse(past, "nis").unwrap();
-    assert_eq!(table.value(0, 2).unwrap_err().code(), "client_string_invalid");
+    assert_eq!(
+        table.value(0, 2).unwrap_err().code(),
+        "client_string_invalid"
+    );
     assert_eq!(
         table.find_string(2, "abc", 5).unwrap_err().code(),
         "client_string_invalid"
@@ -122,7 +142,10 @@ fn strings_outside_the_block_are_typed_errors() {
     let last = unterminated.len() - 1;
     unterminated[last] = b'!';
     let table = ClientTable::parse(unterminated, "nis").unwrap();
-    assert_eq!(table.value(0, 2).unwrap_err().code(), "client_string_invalid");
+    assert_eq!(
+        table.value(0, 2).unwrap_err().code(),
+        "client_string_invalid"
+    );
 }
 
 #[test]
@@ -130,8 +153,14 @@ fn arguments_out_of_range_are_refused() {
     let table = ClientTable::parse(wdbc(&[(1, 1, "a")]), "nis").unwrap();
     assert_eq!(table.value(1, 0).unwrap_err().code(), "invalid_argument");
     assert_eq!(table.value(0, 3).unwrap_err().code(), "invalid_argument");
-    assert_eq!(table.find_string(1, "a", 1).unwrap_err().code(), "invalid_argument");
-    assert_eq!(table.find_uint(2, &[1], 1).unwrap_err().code(), "invalid_argument");
+    assert_eq!(
+        table.find_string(1, "a", 1).unwrap_err().code(),
+        "invalid_argument"
+    );
+    assert_eq!(
+        table.find_uint(2, &[1], 1).unwrap_err().code(),
+        "invalid_argument"
+    );
     let no_id = ClientTable::parse(wdbc(&[(1, 1, "a")]), "xis").unwrap();
     assert_eq!(no_id.find_ids(&[1]).unwrap_err().code(), "invalid_argument");
 }
