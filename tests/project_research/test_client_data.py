@@ -399,3 +399,42 @@ def test_the_vcore_profile_matches_the_lineage_source() -> None:
         lambda path: (root / path).read_text(encoding="utf-8", errors="replace"),
     )
     assert report["problems"] == []
+
+
+def test_vba_profile_check_ends_with_the_client_data_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import orjson
+
+    from viano_bug_analysis import cli
+    from viano_bug_analysis.case import build_command
+
+    (tmp_path / "dbc").mkdir()
+    headers = {k: v for k, v in HEADERS.items() if k != "src/DataStores/DB2Structure.h"}
+    config = tmp_path / "project.toml"
+    config.write_text(
+        f'[source]\nrepository = "r.git"\nurl = "{URL}"\ncommit = "{COMMIT}"\n'
+        '[client_data]\ndbc_dir = "dbc"\nlayouts = "client.toml"\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "client.toml").write_text(PROFILE, encoding="utf-8")
+
+    class Research(ProjectResearch):
+        def __init__(self, config: Any) -> None:
+            super().__init__(config, git=HeaderGit(headers))
+
+    monkeypatch.setattr(build_command, "ProjectResearch", Research)
+    code = cli.main(["profile", "check", "--project-config", str(config), "--json"])
+    report = orjson.loads(capsys.readouterr().out)
+    assert code != 0 and report["ok"] is False
+    assert report["client_data"]["tables"]["spell"]["ok"] is True
+    assert report["client_data"]["problems"] == [
+        {
+            "table": "item",
+            "file": "Item-sparse.db2",
+            "problem": "source_file_missing",
+            "path": "src/DataStores/DB2Structure.h",
+        }
+    ]
+    cli.main(["profile", "check", "--project-config", str(config)])
+    assert "  - source_file_missing: table=item" in capsys.readouterr().out

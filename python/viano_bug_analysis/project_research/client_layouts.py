@@ -266,12 +266,20 @@ def _problems_and_layout(
     spec: TableSpec, read_text: ReadText
 ) -> tuple[list[dict[str, Any]], Layout | None]:
     problems: list[dict[str, Any]] = []
-    formats = format_strings(read_text(spec.format_path))
-    fmt = formats.get(spec.format_symbol)
     where = {"table": spec.table, "file": spec.file}
+    texts = {}
+    for path in (spec.format_path, spec.struct_path):
+        try:
+            texts[path] = read_text(path)
+        except ResearchError as err:
+            if err.code not in ("path_not_found", "path_not_readable"):
+                raise
+            return [{**where, "problem": "source_file_missing", "path": path}], None
+    formats = format_strings(texts[spec.format_path])
+    fmt = formats.get(spec.format_symbol)
     if fmt is None:
         return [{**where, "problem": "format_missing", "symbol": spec.format_symbol}], None
-    members = struct_members(read_text(spec.struct_path), spec.struct_symbol)
+    members = struct_members(texts[spec.struct_path], spec.struct_symbol)
     if members is None:
         return [{**where, "problem": "struct_missing", "symbol": spec.struct_symbol}], None
     by_name = {m.name: m for m in members}
@@ -336,7 +344,13 @@ def check_layouts(profile: ClientProfile, read_text: ReadText) -> dict[str, Any]
             "ok": not found,
         }
     for enum in profile.enums.values():
-        if enum_values(read_text(enum.path), enum.symbol) is None:
+        try:
+            text = read_text(enum.path)
+        except ResearchError as err:
+            if err.code not in ("path_not_found", "path_not_readable"):
+                raise
+            text = ""
+        if enum_values(text, enum.symbol) is None:
             problems.append({"enum": enum.name, "problem": "enum_missing", "symbol": enum.symbol})
     return {"ok": not problems, "tables": tables, "problems": problems}
 
