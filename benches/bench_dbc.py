@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from benches.ratios import Ratios
 from tests.native.dbccraft import WDB2, write_client_file
 from viano_bug_analysis._native import ClientTable
 from viano_bug_analysis.errors import ResearchUnavailable
@@ -39,7 +40,7 @@ RECORD_SIZE = 4 * len(FORMAT)
 COLD = "dbc cold: open + index + 1,000 IDs, 100k records"
 WARM = "dbc warm: 1,000 IDs, 100k records"
 HOSTILE = "dbc hostile headers"
-MEDIANS: dict[str, dict[str, float]] = {}
+RATIOS = Ratios()
 
 
 @pytest.fixture(scope="module")
@@ -94,38 +95,9 @@ def ours_lookup(table: ClientTable, ids: list[int]) -> list[str | None]:
     return [None if r is None else str(table.values(r, [NAME])[0]) for r in found]
 
 
-def _record(benchmark: Any, group: str, role: str) -> None:
-    if benchmark.stats is None:
-        return
-    median = benchmark.stats.stats.median
-    MEDIANS.setdefault(group, {})[role] = median
-    benchmark.extra_info["role"] = role
-    for other, value in MEDIANS[group].items():
-        if other != role:
-            benchmark.extra_info[f"ratio_vs_{other}"] = (
-                value / median if role == "ours" else median / value
-            )
-
-
 @pytest.fixture(scope="module", autouse=True)
 def report_ratios(request: pytest.FixtureRequest) -> Iterator[None]:
-    yield
-    lines = [
-        f"{group}: {role} {median * 1e3:.2f} ms / ours {medians['ours'] * 1e3:.2f} ms"
-        f" = {median / medians['ours']:.1f}x"
-        for group, medians in MEDIANS.items()
-        if "ours" in medians
-        for role, median in medians.items()
-        if role != "ours"
-    ]
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None or capture is None or not lines:
-        return
-    with capture.global_and_fixture_disabled():
-        reporter.write_line("")
-        for line in lines:
-            reporter.write_line(f"ratio  {line}")
+    yield from RATIOS.report(request)
 
 
 @pytest.mark.benchmark(group=COLD)
@@ -134,7 +106,7 @@ def test_cold_plain_python(benchmark: Any, spell_dbc: Path, wanted: list[int]) -
         lambda: plain_lookup(plain_open(spell_dbc), wanted), rounds=5, warmup_rounds=1
     )
     assert names.count(None) == LOOKUPS // 10
-    _record(benchmark, COLD, "plain python")
+    RATIOS.record(benchmark, COLD, "plain python")
 
 
 @pytest.mark.benchmark(group=COLD)
@@ -145,14 +117,14 @@ def test_cold_ours(benchmark: Any, spell_dbc: Path, wanted: list[int]) -> None:
         warmup_rounds=1,
     )
     assert names == plain_lookup(plain_open(spell_dbc), wanted)
-    _record(benchmark, COLD, "ours")
+    RATIOS.record(benchmark, COLD, "ours")
 
 
 @pytest.mark.benchmark(group=WARM)
 def test_warm_plain_python(benchmark: Any, spell_dbc: Path, wanted: list[int]) -> None:
     opened = plain_open(spell_dbc)
     benchmark.pedantic(plain_lookup, args=(opened, wanted), rounds=50, warmup_rounds=2)
-    _record(benchmark, WARM, "plain python")
+    RATIOS.record(benchmark, WARM, "plain python")
 
 
 @pytest.mark.benchmark(group=WARM)
@@ -160,7 +132,7 @@ def test_warm_ours(benchmark: Any, spell_dbc: Path, wanted: list[int]) -> None:
     table = ClientTable.open(spell_dbc, FORMAT, 1 << 30)
     table.find_ids([1])  # builds the index
     benchmark.pedantic(ours_lookup, args=(table, wanted), rounds=50, warmup_rounds=2)
-    _record(benchmark, WARM, "ours")
+    RATIOS.record(benchmark, WARM, "ours")
 
 
 def _refused(data: bytes, fmt: str) -> str:

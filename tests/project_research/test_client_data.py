@@ -209,16 +209,21 @@ def _write_dbc_folder(folder: Path) -> None:
     )
 
 
+SOURCE_TOML = f'[source]\nrepository = "r.git"\nurl = "{URL}"\ncommit = "{COMMIT}"\n'
+CLIENT_TOML = '[client_data]\ndbc_dir = "dbc"\nlayouts = "client.toml"\n'
+
+
+def _client_config(tmp_path: Path, middle: str = "", *, files: bool = True) -> Any:
+    """A research config with [source] and [client_data] (and ``middle`` between them)."""
+    if files:
+        _write_dbc_folder(tmp_path / "dbc")
+    (tmp_path / "client.toml").write_text(PROFILE, encoding="utf-8")
+    return make_config(tmp_path, SOURCE_TOML + middle + CLIENT_TOML)
+
+
 @pytest.fixture
 def research(tmp_path: Path) -> ProjectResearch:
-    _write_dbc_folder(tmp_path / "dbc")
-    (tmp_path / "client.toml").write_text(PROFILE, encoding="utf-8")
-    config = make_config(
-        tmp_path,
-        f'[source]\nrepository = "r.git"\nurl = "{URL}"\ncommit = "{COMMIT}"\n'
-        '[client_data]\ndbc_dir = "dbc"\nlayouts = "client.toml"\n',
-    )
-    return ProjectResearch(config, git=HeaderGit(), database=None)
+    return ProjectResearch(_client_config(tmp_path), git=HeaderGit(), database=None)
 
 
 def _ask(research: ProjectResearch, **query: Any) -> dict[str, Any]:
@@ -257,14 +262,10 @@ def test_effects_by_field_and_paging(research: ProjectResearch) -> None:
 
 
 def test_override_rows_add_ids_and_conflicts_are_reported(tmp_path: Path) -> None:
-    _write_dbc_folder(tmp_path / "dbc")
-    (tmp_path / "client.toml").write_text(PROFILE, encoding="utf-8")
-    config = make_config(
+    config = _client_config(
         tmp_path,
-        f'[source]\nrepository = "r.git"\nurl = "{URL}"\ncommit = "{COMMIT}"\n'
         '[database]\nhost = "127.0.0.1"\nport = 3306\nuser = "r"\npassword_env = "X"\n'
-        'snapshot_id = "world@test"\n[database.allow]\nworld = ["spell_dbc"]\n'
-        '[client_data]\ndbc_dir = "dbc"\nlayouts = "client.toml"\n',
+        'snapshot_id = "world@test"\n[database.allow]\nworld = ["spell_dbc"]\n',
     )
     research = ProjectResearch(config, git=HeaderGit(), database=OverrideDb())  # type: ignore[arg-type]
     result = _ask(research, table="spell", ids=[900, 1])["result"]
@@ -286,9 +287,7 @@ def test_override_rows_add_ids_and_conflicts_are_reported(tmp_path: Path) -> Non
 
 
 def test_without_client_data_the_kind_is_refused(tmp_path: Path) -> None:
-    config = make_config(
-        tmp_path, f'[source]\nrepository = "r.git"\nurl = "{URL}"\ncommit = "{COMMIT}"\n'
-    )
+    config = make_config(tmp_path, SOURCE_TOML)
     with pytest.raises(ResearchError) as caught:
         _ask(ProjectResearch(config, git=HeaderGit()), table="spell", ids=[1])
     assert caught.value.code == "provider_not_configured"
@@ -332,13 +331,7 @@ def test_a_shifted_member_refuses_the_layout(tmp_path: Path) -> None:
     shifted["src/DataStores/DBCfmt.h"] = HEADERS["src/DataStores/DBCfmt.h"].replace(
         '"nixsxi"', '"nixxsxi"'
     )
-    _write_dbc_folder(tmp_path / "dbc")
-    (tmp_path / "client.toml").write_text(PROFILE, encoding="utf-8")
-    config = make_config(
-        tmp_path,
-        f'[source]\nrepository = "r.git"\nurl = "{URL}"\ncommit = "{COMMIT}"\n'
-        '[client_data]\ndbc_dir = "dbc"\nlayouts = "client.toml"\n',
-    )
+    config = _client_config(tmp_path)
     with pytest.raises(ResearchError) as caught:
         _ask(ProjectResearch(config, git=HeaderGit(shifted)), table="spell", ids=[1])
     assert caught.value.details["problem"] == "member_shifted"
@@ -411,13 +404,7 @@ def test_vba_profile_check_ends_with_the_client_data_section(
 
     (tmp_path / "dbc").mkdir()
     headers = {k: v for k, v in HEADERS.items() if k != "src/DataStores/DB2Structure.h"}
-    config = tmp_path / "project.toml"
-    config.write_text(
-        f'[source]\nrepository = "r.git"\nurl = "{URL}"\ncommit = "{COMMIT}"\n'
-        '[client_data]\ndbc_dir = "dbc"\nlayouts = "client.toml"\n',
-        encoding="utf-8",
-    )
-    (tmp_path / "client.toml").write_text(PROFILE, encoding="utf-8")
+    config = _client_config(tmp_path, files=False).path
 
     class Research(ProjectResearch):
         def __init__(self, config: Any) -> None:
