@@ -3,7 +3,6 @@
 A module keeps one ``Ratios`` and calls ``record`` after each benchmark; its
 autouse fixture ``ratios.report`` prints one line per baseline at the end of
 the module and each ``ours`` benchmark stores its ratios in ``extra_info``.
-(bench_rows.py and bench_mariadb.py carry their own copies of this.)
 """
 
 from __future__ import annotations
