@@ -245,6 +245,9 @@ def test_spells_by_id_carry_names_effects_and_enum_names(research: ProjectResear
     assert {f["file"] for f in answer["origin"]["files"]} == {"Spell.dbc", "SpellEffect.dbc"}
     assert answer["coverage"]["complete"] is True
     Capture.from_result(answer)  # a capture like every other answer
+    # The files stay open between queries; every answer still names the ones it read.
+    again = _ask(research, table="spell", ids=[1])
+    assert again["origin"]["files"] == answer["origin"]["files"]
 
 
 def test_names_resolve_ignoring_case_in_dbc_and_db2(research: ProjectResearch) -> None:

@@ -79,7 +79,6 @@ class ClientData:
         self._enums: dict[str, dict[int, str]] = {}
         self._tables: dict[Path, tuple[tuple[int, int], ClientTable]] = {}
         self._lock = threading.Lock()
-        self._files_read: dict[str, str] = {}
 
     # --- layouts and files ---------------------------------------------------------------
 
@@ -106,7 +105,13 @@ class ClientData:
                 self._enums[name] = enum_values(self._read_text(spec.path), spec.symbol) or {}
             return self._enums[name]
 
-    def file(self, layout: Layout) -> ClientTable:
+    def file(self, layout: Layout, read: dict[str, str]) -> ClientTable:
+        """The opened file of ``layout`` (cached while unchanged); ``read`` gets its SHA-256."""
+        table = self._open(layout)
+        read[layout.spec.file] = table.sha256
+        return table
+
+    def _open(self, layout: Layout) -> ClientTable:
         path = self.config.dbc_dir / layout.spec.file
         try:
             stat = path.stat()
@@ -125,12 +130,11 @@ class ClientData:
         table = ClientTable.open(path, layout.format, self.config.max_file_bytes)
         with self._lock:
             self._tables[path] = (key, table)
-            self._files_read[layout.spec.file] = table.sha256
         return table
 
-    def origin(self) -> dict[str, Any]:
-        with self._lock:
-            files = [{"file": f, "sha256": s} for f, s in sorted(self._files_read.items())]
+    def origin(self, read: Mapping[str, str]) -> dict[str, Any]:
+        """The answer's origin: the engine commit of the layouts and every file ``read``."""
+        files = [{"file": f, "sha256": s} for f, s in sorted(read.items())]
         return {"kind": PROVIDER, "url": self._url, "commit": self._commit, "files": files}
 
     def check(self) -> dict[str, Any]:
@@ -141,11 +145,10 @@ class ClientData:
 
     def records(self, query: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """The answer to one validated ``client.records`` query, and its origin."""
-        with self._lock:
-            self._files_read = {}
+        read: dict[str, str] = {}  # file -> SHA-256 of every file this answer rests on
         layout = self.layout(query["table"])
         offset, limit = query["offset"], query["limit"]
-        lookup = _Lookup(self, layout)
+        lookup = _Lookup(self, layout, read)
         if "ids" in query:
             found, missing = lookup.by_ids(query["ids"])
             total = len(found)
@@ -157,7 +160,7 @@ class ClientData:
             missing, total = [], len(found)
         page = found[offset : offset + limit]
         if layout.spec.table == "spell" and EFFECTS_TABLE in self.profile.tables:
-            self._add_effects(page)
+            self._add_effects(page, read)
         truncated = total > offset + len(page)
         result = {
             "table": layout.spec.table,
@@ -177,13 +180,13 @@ class ClientData:
             "truncated": truncated,
             "next_offset": offset + len(page) if truncated else None,
         }
-        return result, self.origin()
+        return result, self.origin(read)
 
-    def _add_effects(self, spells: list[dict[str, Any]]) -> None:
+    def _add_effects(self, spells: list[dict[str, Any]], read: dict[str, str]) -> None:
         ids = [record["id"] for record in spells]
         if not ids:
             return
-        lookup = _Lookup(self, self.layout(EFFECTS_TABLE))
+        lookup = _Lookup(self, self.layout(EFFECTS_TABLE), read)
         effects = lookup.by_field("spell_id", ids, EFFECTS_PER_SPELL * len(ids))
         for spell in spells:
             spell["effects"] = [e for e in effects if e["fields"].get("spell_id") == spell["id"]][
@@ -194,11 +197,11 @@ class ClientData:
 class _Lookup:
     """One table's records for one query: the file's, then the override table's."""
 
-    def __init__(self, source: ClientData, layout: Layout) -> None:
+    def __init__(self, source: ClientData, layout: Layout, read: dict[str, str]) -> None:
         self.source = source
         self.layout = layout
         self.spec = layout.spec
-        self.table = source.file(layout)
+        self.table = source.file(layout, read)
         self.override_status: dict[str, Any] = {"table": self.spec.override_table, "status": "none"}
         self._override_columns: dict[str, str] | None = None
 
@@ -299,7 +302,8 @@ class _Lookup:
         except ResearchError as err:
             self.override_status["status"] = _OVERRIDE_STATUS.get(err.code, "unavailable")
             return []
-        self.override_status["status"] = "read"
+        # More matching rows than one page: the records list only the first ones.
+        self.override_status["status"] = "read_partial" if answer.get("truncated") else "read"
         rows = []
         for row in answer["rows"]:
             fields = {name: row.get(sql) for name, sql in columns.items()}
