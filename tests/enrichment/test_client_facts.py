@@ -14,16 +14,19 @@ def test_mentioned_spells_become_records_with_effects_and_absences(
     research: ProjectResearch,  # noqa: F811
 ) -> None:
     found = records_of_entities(
-        research.capture, [("spell", 75048), ("spell", 4), ("quest", 1), ("spell", 75048)]
+        research.capture,
+        [("spell", 75048), ("spell", 4), ("quest", 1), ("spell", 75048), ("item", 7)],
     )
     assert found.refused == []
+    # Spell 4: spell_dbc was not read (no [database]), so its absence is not a fact.
     record, absent = found.facts
     assert record.kind == "client_record"
     assert record.fields["name"] == "Stealth"
     assert record.fields["effects"][0]["aura_name"] == "SPELL_AURA_MOD_INVISIBILITY"
     assert record.capture.result["result"]["records"][0]["id"] == 75048
     assert record.pointer == "/result/records/0"
-    assert (absent.kind, absent.fields["entity_ids"]) == ("client_record_absent", [4])
+    assert absent.kind == "client_record_absent"
+    assert (absent.fields["entity_type"], absent.fields["entity_ids"]) == ("item", [7])
 
 
 def test_names_in_the_report_resolve_to_spells_and_items(

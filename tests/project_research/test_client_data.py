@@ -243,7 +243,11 @@ def test_spells_by_id_carry_names_effects_and_enum_names(research: ProjectResear
     assert effect["fields"]["base_points"] == -1  # int32 member: signed
     assert answer["origin"]["kind"] == "client_data"
     assert {f["file"] for f in answer["origin"]["files"]} == {"Spell.dbc", "SpellEffect.dbc"}
-    assert answer["coverage"]["complete"] is True
+    # Without [database] spell_dbc is not read: it could add spells, so no absence is proven.
+    assert answer["result"]["overrides"]["status"] == "not_configured"
+    assert answer["coverage"]["complete"] is False
+    item = _ask(research, table="item", ids=[6948, 7])  # Item-sparse.db2 has no override table
+    assert item["coverage"]["complete"] is True and item["result"]["missing_ids"] == [7]
     Capture.from_result(answer)  # a capture like every other answer
     # The files stay open between queries; every answer still names the ones it read.
     again = _ask(research, table="spell", ids=[1])
@@ -283,10 +287,12 @@ def test_override_rows_add_ids_and_conflicts_are_reported(tmp_path: Path) -> Non
     assert conflicting["origin"]["source"] == "file"
     assert conflicting["override_conflict"]["key"] == {"Id": 1}
     assert result["overrides"]["status"] == "read"
+    assert _ask(research, table="spell", ids=[4])["coverage"]["complete"] is True
     denied = ProjectResearch(config, git=HeaderGit(), database=OverrideDb(allowed=False))  # type: ignore[arg-type]
-    assert (
-        _ask(denied, table="spell", ids=[1])["result"]["overrides"]["status"] == "not_allowlisted"
-    )
+    unread = _ask(denied, table="spell", ids=[4])
+    assert unread["result"]["overrides"]["status"] == "not_allowlisted"
+    # An override table not read may add records: the answer proves no absence.
+    assert unread["coverage"]["complete"] is False
 
 
 def test_without_client_data_the_kind_is_refused(tmp_path: Path) -> None:

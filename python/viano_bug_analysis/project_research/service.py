@@ -305,9 +305,12 @@ def coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, A
             **paging,
         }
     if kind in CLIENT_KINDS:
-        # Every record the file and the override table have for the lookup, on one page.
+        # Every record the file and the override table have for the lookup, on one page:
+        # an override table that was not read (fully) may add records.
         paging = _paging(result, query)
-        return {"complete": paging["offset"] == 0 and paging["next_offset"] is None, **paging}
+        overrides_read = result["overrides"]["status"] in ("none", "read")
+        complete = paging["offset"] == 0 and paging["next_offset"] is None and overrides_read
+        return {"complete": complete, **paging}
     if kind == "database.tables":
         paging = _paging(result, query)
         complete = paging["offset"] == 0 and paging["next_offset"] is None
