@@ -434,3 +434,44 @@ def test_vba_profile_check_ends_with_the_client_data_section(
     ]
     cli.main(["profile", "check", "--project-config", str(config)])
     assert "  - source_file_missing: table=item" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(ENGINE_SOURCE is None, reason="VBA_ENGINE_SOURCE names no lineage checkout")
+def test_files_written_from_the_lineage_formats_read_through_the_vcore_profile(
+    tmp_path: Path,
+) -> None:
+    from viano_bug_analysis.project_research.client_layouts import format_strings
+
+    assert ENGINE_SOURCE is not None
+    root = Path(ENGINE_SOURCE)
+
+    class SourceGit(HeaderGit):
+        def __init__(self) -> None:
+            super().__init__({})
+
+        def read(self, *, path: str, start_line: int, end_line: int) -> dict[str, Any]:
+            self.headers = {path: (root / path).read_text(encoding="utf-8", errors="replace")}
+            return super().read(path=path, start_line=start_line, end_line=end_line)
+
+    dbc = root / "src/server/game/DataStores/DBCfmt.h"
+    formats = format_strings(dbc.read_text(encoding="utf-8", errors="replace"))
+    spell_fmt, effect_fmt = formats["SpellEntryfmt"], formats["SpellEffectEntryfmt"]
+
+    def row(fmt: str, **at: Any) -> list[Any]:
+        cells: list[Any] = ["" if letter == "s" else 0 for letter in fmt]
+        for column, value in at.items():
+            cells[int(column.removeprefix("c"))] = value
+        return cells
+
+    (tmp_path / "dbc").mkdir()
+    spell = row(spell_fmt, c0=66908, c21="Detect Invisibility")
+    effect = row(effect_fmt, c0=1, c1=6, c3=19, c24=66908, c25=0)
+    (tmp_path / "dbc" / "Spell.dbc").write_bytes(write_client_file(spell_fmt, [spell]))
+    (tmp_path / "dbc" / "SpellEffect.dbc").write_bytes(write_client_file(effect_fmt, [effect]))
+    config = make_config(tmp_path, SOURCE_TOML + '[client_data]\ndbc_dir = "dbc"\n')
+    answer = _ask(
+        ProjectResearch(config, git=SourceGit()), table="spell", name="detect invisibility"
+    )
+    [record] = answer["result"]["records"]
+    assert record["id"] == 66908
+    assert record["effects"][0]["fields"]["aura_name"] == "SPELL_AURA_MOD_INVISIBILITY_DETECT"
