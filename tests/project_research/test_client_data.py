@@ -28,7 +28,7 @@ const std::string CustomSpellEntryIndex = "Id";
 char const SpellEffectEntryfmt[] = "niiixi";
 char const AreaTableEntryfmt[] = "nisd";
 """,
-    "src/DataStores/DB2fmt.h": 'char const ItemSparsefmt[]="nisss";\n',
+    "src/DataStores/DB2fmt.h": 'char const ItemSparsefmt[]="nisssf";\n',
     "src/DataStores/DBCStructure.h": """
 #define MAX_NAMES 2
 struct SpellEntry
@@ -63,6 +63,7 @@ struct ItemSparseEntry
     uint32 ID;
     uint32 Quality;
     LocalizedString* Display[3];
+    float PriceVariance;
 };
 """,
     "src/Defines.h": """
@@ -132,6 +133,7 @@ name_field = "name"
 [tables.item.fields]
 id = { member = "ID", column = 0 }
 name = { member = "Display", column = 2 }
+price_variance = { member = "PriceVariance", column = 5 }
 """
 
 
@@ -202,8 +204,11 @@ def _write_dbc_folder(folder: Path) -> None:
     )
     (folder / "Item-sparse.db2").write_bytes(
         write_client_file(
-            "nisss",
-            [[6948, 1, "Hearthstone", "", ""], [52069, 1, "Grandma's Good Clothes", "", ""]],
+            "nisssf",
+            [
+                [6948, 1, "Hearthstone", "", "", 0.5],
+                [52069, 1, "Grandma's Good Clothes", "", "", float("nan")],
+            ],
             container=WDB2,
         )
     )
@@ -260,6 +265,8 @@ def test_names_resolve_ignoring_case_in_dbc_and_db2(research: ProjectResearch) -
     assert spell[0]["fields"]["power_cost"] == -3
     item = _ask(research, table="item", name="GRANDMA'S GOOD CLOTHES")["result"]["records"]
     assert [r["id"] for r in item] == [52069]
+    # JSON has no NaN: a non-finite float of a file is named, not a broken answer.
+    assert item[0]["fields"]["price_variance"] == "nan"
 
 
 def test_effects_by_field_and_paging(research: ProjectResearch) -> None:

@@ -20,6 +20,7 @@ the database row.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -222,6 +223,9 @@ class _Lookup:
         )
 
     def _shape(self, fields: dict[str, Any], origin: dict[str, Any]) -> dict[str, Any]:
+        for name, value in fields.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                fields[name] = repr(value)  # "nan", "inf", "-inf": JSON has no such number
         for name in self.layout.signed:
             value = fields.get(name)
             if isinstance(value, int) and value >= 1 << 31:
