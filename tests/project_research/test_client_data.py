@@ -482,3 +482,13 @@ def test_files_written_from_the_lineage_formats_read_through_the_vcore_profile(
     [record] = answer["result"]["records"]
     assert record["id"] == 66908
     assert record["effects"][0]["fields"]["aura_name"] == "SPELL_AURA_MOD_INVISIBILITY_DETECT"
+
+
+def test_comments_are_stripped_in_one_pass_and_strings_kept() -> None:
+    from viano_bug_analysis.project_research.client_layouts import format_strings, strip_comments
+
+    text = 'a // x\nb /* y */ c "//keep" d /* never closed "x" = "n";'
+    assert strip_comments(text) == 'a \nb   c "//keep" d  '
+    assert format_strings('// char const Afmt[] = "x";\nchar const Bfmt[] = "n//i";') == {
+        "Bfmt": "n//i"
+    }

@@ -43,7 +43,6 @@ _MEMBER = re.compile(
     r"^(?:const\s+)?(?P<type>[A-Za-z_][\w:]*(?:\s+const)?\s*\**)\s*(?P<name>[A-Za-z_]\w*)"
     r"\s*(?P<dims>(?:\[\s*\w+\s*\]\s*)*)$"
 )
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _TYPE_LETTERS = {
     "s": ("char", "LocalizedString"),
     "f": ("float",),
@@ -170,9 +169,39 @@ def load_client_profile(path: Path) -> ClientProfile:
 # --- parsing the engine's headers ----------------------------------------------------------
 
 
+def strip_comments(text: str) -> str:
+    """``text`` without its ``//`` and ``/* */`` comments, in one pass (an unclosed
+    ``/*`` ends the text). String literals are kept whole: a ``//`` inside one is text."""
+    out: list[str] = []
+    at = 0
+    # The next position of each opener, found again only once passed: linear in the text.
+    next_at = {opener: -1 for opener in ("//", "/*", '"')}
+    while True:
+        for opener, position in next_at.items():
+            if 0 <= position < at or position == -1:
+                found = text.find(opener, at)
+                next_at[opener] = found if found >= 0 else len(text)
+        start = min(next_at.values())
+        out.append(text[at:start])
+        if start >= len(text):
+            return "".join(out)
+        if text.startswith('"', start):
+            end = text.find('"', start + 1)
+            end = len(text) if end < 0 else end + 1
+            out.append(text[start:end])
+        elif text.startswith("//", start):
+            end = text.find("\n", start)
+            end = len(text) if end < 0 else end
+        else:
+            end = text.find("*/", start + 2)
+            end = len(text) if end < 0 else end + 2
+            out.append(" ")
+        at = end
+
+
 def format_strings(text: str) -> dict[str, str]:
     """Every ``char const Xfmt[] = "..."`` / ``const std::string X = "..."`` of a header."""
-    uncommented = re.sub(r"//[^\n]*", "", text)
+    uncommented = strip_comments(text)
     return {m.group(1): m.group(2) for m in _FORMAT.finditer(uncommented)}
 
 
@@ -195,7 +224,7 @@ def _body(text: str, keyword: str, symbol: str) -> str | None:
 
 def struct_members(text: str, symbol: str) -> list[Member] | None:
     """The data members of ``struct symbol`` in order with their slots (None: no such struct)."""
-    body = _body(_COMMENTS.sub("", text), "struct", symbol)
+    body = _body(strip_comments(text), "struct", symbol)
     if body is None:
         return None
     constants = {name: int(value) for name, value in _DEFINE.findall(text)}
@@ -238,7 +267,7 @@ def _member(statement: str, constants: Mapping[str, int]) -> tuple[str, str, int
 
 def enum_values(text: str, symbol: str) -> dict[int, str] | None:
     """``value -> name`` of ``enum symbol`` (implicit values counted like the compiler)."""
-    body = _body(_COMMENTS.sub("", text), "enum", symbol)
+    body = _body(strip_comments(text), "enum", symbol)
     if body is None:
         return None
     names: dict[int, str] = {}
