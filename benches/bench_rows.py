@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 import pytest
 
+from benches.ratios import Ratios
 from viano_bug_analysis._native import RowSnapshot
 
 ROWS = 100_000
@@ -39,8 +40,7 @@ COLD = "rows cold: parse + 1 typed lookup, 100k x 12"
 WARM = "rows warm: 1 typed lookup, 100k x 12"
 REFS = "rows warm: 1 value in 3 columns, 100k x 12"
 
-# group -> {"ours" | "baseline" | ...: median seconds}
-MEDIANS: dict[str, dict[str, float]] = {}
+RATIOS = Ratios()
 
 
 def _document() -> bytes:
@@ -92,37 +92,7 @@ def snapshot(data: bytes) -> RowSnapshot:
 
 @pytest.fixture(scope="module", autouse=True)
 def report_ratios(request: pytest.FixtureRequest) -> Iterator[None]:
-    yield
-    lines = [
-        f"{group}: {role} {median * 1e3:.2f} ms / ours {medians['ours'] * 1e3:.2f} ms"
-        f" = {median / medians['ours']:.1f}x"
-        for group, medians in MEDIANS.items()
-        if "ours" in medians
-        for role, median in medians.items()
-        if role != "ours"
-    ]
-    plugins = request.config.pluginmanager
-    reporter = plugins.get_plugin("terminalreporter")
-    capture = plugins.get_plugin("capturemanager")
-    if reporter is None or capture is None or not lines:
-        return
-    with capture.global_and_fixture_disabled():
-        reporter.write_line("")
-        for line in lines:
-            reporter.write_line(f"ratio  {line}")
-
-
-def _record(benchmark: Any, group: str, role: str) -> None:
-    if benchmark.stats is None:  # --benchmark-disable
-        return
-    median = benchmark.stats.stats.median
-    MEDIANS.setdefault(group, {})[role] = median
-    benchmark.extra_info["role"] = role
-    for other, value in MEDIANS[group].items():
-        if other != role:
-            benchmark.extra_info[f"ratio_vs_{other}"] = (
-                value / median if role == "ours" else median / value
-            )
+    yield from RATIOS.report(request)
 
 
 _MISSING = object()
@@ -169,7 +139,7 @@ def test_cold_baseline_orjson_loop(benchmark: Any, data: bytes) -> None:
 
     total, _ = benchmark.pedantic(run, rounds=5, warmup_rounds=1)
     assert total > 0
-    _record(benchmark, COLD, "orjson.loads+loop")
+    RATIOS.record(benchmark, COLD, "orjson.loads+loop")
 
 
 @pytest.mark.benchmark(group=COLD)
@@ -178,7 +148,7 @@ def test_cold_json_loop(benchmark: Any, data: bytes) -> None:
         return typed_lookup(json.loads(data)["rows"], FILTERS, LIMIT)
 
     benchmark.pedantic(run, rounds=3, warmup_rounds=0)
-    _record(benchmark, COLD, "json.loads+loop")
+    RATIOS.record(benchmark, COLD, "json.loads+loop")
 
 
 @pytest.mark.benchmark(group=COLD)
@@ -188,7 +158,7 @@ def test_cold_ours(benchmark: Any, data: bytes, parsed_rows: list[dict[str, Any]
     )
     expected_total, expected_page = typed_lookup(parsed_rows, FILTERS, LIMIT)
     assert (total, page) == (expected_total, expected_page)
-    _record(benchmark, COLD, "ours")
+    RATIOS.record(benchmark, COLD, "ours")
 
 
 # --- 2. warm lookup -----------------------------------------------------------------------
@@ -197,7 +167,7 @@ def test_cold_ours(benchmark: Any, data: bytes, parsed_rows: list[dict[str, Any]
 @pytest.mark.benchmark(group=WARM)
 def test_warm_baseline_loop(benchmark: Any, parsed_rows: list[dict[str, Any]]) -> None:
     benchmark.pedantic(typed_lookup, args=(parsed_rows, FILTERS, LIMIT), rounds=20, warmup_rounds=1)
-    _record(benchmark, WARM, "python loop")
+    RATIOS.record(benchmark, WARM, "python loop")
 
 
 @pytest.mark.benchmark(group=WARM)
@@ -206,7 +176,7 @@ def test_warm_ours(
 ) -> None:
     result = benchmark.pedantic(ours_lookup, args=(snapshot,), rounds=200, warmup_rounds=5)
     assert result == typed_lookup(parsed_rows, FILTERS, LIMIT)
-    _record(benchmark, WARM, "ours")
+    RATIOS.record(benchmark, WARM, "ours")
 
 
 # --- 3. warm reference search ---------------------------------------------------------------
@@ -220,7 +190,7 @@ def test_refs_baseline_loop(benchmark: Any, parsed_rows: list[dict[str, Any]]) -
         rounds=20,
         warmup_rounds=1,
     )
-    _record(benchmark, REFS, "python loop")
+    RATIOS.record(benchmark, REFS, "python loop")
 
 
 @pytest.mark.benchmark(group=REFS)
@@ -236,4 +206,4 @@ def test_refs_ours(
     expected = typed_references(parsed_rows, REFERENCE_VALUE, REFERENCE_COLUMNS, LIMIT)
     assert total == expected[0] > 0
     assert page == expected[1]
-    _record(benchmark, REFS, "ours")
+    RATIOS.record(benchmark, REFS, "ours")

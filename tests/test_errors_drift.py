@@ -367,6 +367,7 @@ def test_codes_the_scan_cannot_read_are_listed(scan: _Scan) -> None:
 def test_rust_codes_are_declared() -> None:
     # The git core's outage codes reach Python as the reason of research_unavailable.
     known = errors.declared_codes() | errors.ResearchUnavailable.git_reasons
+    known |= errors.ResearchUnavailable.client_data_reasons
     assert _rust_codes() - known == set()
 
 

@@ -511,6 +511,10 @@ class ResearchUnavailable(ResearchError):
     codes = frozenset({"research_unavailable"})
     # The git core's outage codes (rust ``GitError::code``) become the ``reason``.
     git_reasons: ClassVar[frozenset[str]] = frozenset({"repository_unavailable", "timeout"})
+    # The client data reader's (rust ``ClientFile*``/``ClientString*``), provider client_data.
+    client_data_reasons: ClassVar[frozenset[str]] = frozenset(
+        {"client_file_invalid", "client_file_truncated", "client_string_invalid"}
+    )
 
     def __init__(
         self,

@@ -90,9 +90,7 @@ def _package_files(root: Path) -> dict[Path, bytes]:
     the digests of files more than 2 s old (docs/case-package-v1.md, "The digest
     cache"), which a slow machine reaches between the build and the command."""
     cache = root / "analysis" / "cache"
-    return {
-        p: p.read_bytes() for p in root.rglob("*") if p.is_file() and cache not in p.parents
-    }
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and cache not in p.parents}
 
 
 def test_an_unknown_type_is_refused_naming_the_allowed_ones(config: Path) -> None:

@@ -26,6 +26,7 @@ from viano_bug_analysis.errors import EnrichmentError, VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
 from viano_bug_analysis.project_research import ProjectResearch, load_config
+from viano_bug_analysis.project_research.client_layouts import check_lines
 from viano_bug_analysis.project_research.config import ResearchConfig
 from viano_bug_analysis.project_research.preflight import preflight
 
@@ -190,12 +191,18 @@ def run_profile_check(args: argparse.Namespace) -> int:
             if placed.database is None and len(allow) == 1:
                 placed = placed.in_database(next(iter(allow)))  # the one it would read
             result = check_profile(placed, research.query, allow.get(placed.database or "", ()))
+            # The client data layouts against the engine source: a section of its own.
+            client = research.client_provider().check() if config.client_data else None
     except VbaError as err:
         return report(err)
+    if client is not None:
+        result = {**result, "client_data": client, "ok": result["ok"] and client["ok"]}
     if args.json:
         sys.stdout.write(orjson.dumps(result).decode() + "\n")
     else:
         for line in lines(result):
+            print(line)
+        for line in check_lines(client) if client is not None else ():
             print(line)
     return ExitCode.OK if result["ok"] else ExitCode.PROFILE_GAPS
 

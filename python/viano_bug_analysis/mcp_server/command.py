@@ -108,7 +108,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--package", required=True, type=Path, help="case package directory")
     parser.add_argument(
         "--project-config",
-        help="ProjectResearch TOML; offers project_query and project_references (else neither)",
+        help="ProjectResearch TOML; offers project_query and project_references (else neither), "
+        "and client_records when it has [client_data]",
     )
     parser.add_argument(
         "--verify",

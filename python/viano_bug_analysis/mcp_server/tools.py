@@ -111,6 +111,8 @@ class McpTools:
             self._handlers["case_report"] = self._case_report
         if research is not None:
             self._handlers["project_query"] = self._project_query
+        if research is not None and research.config.client_data is not None:
+            self._handlers["client_records"] = self._client_records
         # The reference map is the profile's; the live profile (its database and
         # column names) is resolved at the first call and kept for the session.
         self.profile = profile
@@ -167,6 +169,18 @@ class McpTools:
                     "allowlisted database tables (read-only; no SQL, values travel as "
                     f"parameters). Kinds: {', '.join(project_query_kinds())}.",
                     load_schema("project-query-v1"),
+                    load_schema("project-result-v2"),
+                )
+            )
+        if "client_records" in self._handlers:
+            specs.append(
+                ToolSpec(
+                    "client_records",
+                    "What a spell, spell effect, item, area, map or faction ID is: records of the "
+                    "server's own client data files (DBC/DB2) by ID, exact name or integer field, "
+                    "with the world DB's override rows merged as the engine merges them; a spell "
+                    "carries its effects and aura types by their engine names (read-only).",
+                    load_schema("mcp-client-records-arguments-v1"),
                     load_schema("project-result-v2"),
                 )
             )
@@ -274,6 +288,18 @@ class McpTools:
             return self._record_error("project_query", data, err)
         recorded = self.log.record(
             "project_query", data, package=self._package_state(), capture=capture
+        )
+        return Outcome(dict(capture.result), _project_text(capture, recorded), recorded=recorded)
+
+    def _client_records(self, args: Mapping[str, Any], data: bytes) -> Outcome:
+        # The project_query path with the kind filled in: the same capture and log.
+        assert self.research is not None
+        try:
+            capture = self.research.capture({**args, "kind": "client.records"})
+        except VbaError as err:
+            return self._record_error("client_records", data, err)
+        recorded = self.log.record(
+            "client_records", data, package=self._package_state(), capture=capture
         )
         return Outcome(dict(capture.result), _project_text(capture, recorded), recorded=recorded)
 

@@ -58,7 +58,7 @@ from viano_bug_analysis.schemas import fast_validator, schema_validator
 
 CAPTURE_SCHEMA = "project-capture-v2"
 RESULT_SCHEMA = "project-result-v2"
-QUERY_SCHEMA = "project-query-v2"
+QUERY_SCHEMA = "project-query-v2"  # v1 plus whole_word and client.records: a superset
 REFERENCES_SCHEMA = "references-v2"
 CAPTURE_VERSION = 2
 # Per capture version: its capture, result and references schemas.

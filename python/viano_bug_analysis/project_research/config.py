@@ -14,6 +14,8 @@
     name = "cata_world"                   # optional: the world database (one of allow)
     [database.allow]
     cata_world = ["creature_template", "quest_template"]
+    [client_data]                 # optional: the DBC/DB2 files (docs/client-data.md)
+    dbc_dir = "../service-data/dbc"
     [limits]                      # optional, every key has a default
 
 Every key is checked when the file is loaded; the first problem raises
@@ -64,6 +66,7 @@ _MIB = 1 << 20
 MAX_CONFIG_BYTES = _MIB
 CONFIG_SCHEMA = "research-config-v1"
 MAX_PASSWORD_FILE_BYTES = 64 * 1024
+MAX_CLIENT_FILE_BYTES = 256 * _MIB
 _KEYS = {
     "source": frozenset({"repository", "url", "commit", "cache_dir"}),
     "database": frozenset(
@@ -207,6 +210,15 @@ class DatabaseConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ClientDataConfig:
+    """The client-data provider: an extracted dbc folder, and the layout profile to read it with."""
+
+    dbc_dir: Path
+    layouts: Path | None = None  # None: the bundled vcore client data profile
+    max_file_bytes: int = MAX_CLIENT_FILE_BYTES
+
+
+@dataclass(frozen=True, slots=True)
 class ResearchConfig:
     """A loaded configuration: either provider may be absent."""
 
@@ -214,6 +226,7 @@ class ResearchConfig:
     source: SourceConfig | None
     database: DatabaseConfig | None
     limits: Limits = field(default_factory=Limits)
+    client_data: ClientDataConfig | None = None
 
     def without_content_cache(self) -> ResearchConfig:
         """The same configuration without the persistent content cache (``--no-cache``)."""
@@ -275,6 +288,22 @@ def parse_config(data: Mapping[str, Any], *, base_dir: Path, path: Path) -> Rese
         source=None if source is None else _source(source, base_dir),
         database=None if database is None else _database(database, base_dir),
         limits=_limits(data.get("limits", {})),
+        client_data=_client_data(data.get("client_data"), base_dir, source is not None),
+    )
+
+
+def _client_data(
+    table: Mapping[str, Any] | None, base_dir: Path, has_source: bool
+) -> ClientDataConfig | None:
+    if table is None:
+        return None
+    if not has_source:
+        # The layouts are read from the engine source at the pinned commit.
+        _invalid("client_data", "needs [source]: the file layouts come from the engine source")
+    return ClientDataConfig(
+        dbc_dir=_path(table, "dbc_dir", "client_data", base_dir),
+        layouts=_path(table, "layouts", "client_data", base_dir) if "layouts" in table else None,
+        max_file_bytes=table.get("max_file_bytes", MAX_CLIENT_FILE_BYTES),
     )
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from viano_bug_analysis import vocabulary
 from viano_bug_analysis.jsonio import (
@@ -44,12 +44,16 @@ from viano_bug_analysis.jsonio import (
     strict_loads,
 )
 from viano_bug_analysis.project_research.captures import REFERENCES_KIND, Capture
+
+if TYPE_CHECKING:
+    from viano_bug_analysis.project_research.client_data import ClientData
 from viano_bug_analysis.project_research.config import Limits, ResearchConfig
 from viano_bug_analysis.project_research.errors import ResearchError
 from viano_bug_analysis.project_research.git_coverage import COVERAGE_GAPS
 from viano_bug_analysis.project_research.result_versions import CURRENT_VERSION
 from viano_bug_analysis.schema_errors import Violation, check, pointer
 
+# Version 2 is version 1 plus whole_word and client.records (scripts/project_query_v2.py).
 QUERY_SCHEMA = "project-query-v2"
 RESULT_SCHEMA = "project-result-v2"
 SOURCE_KINDS = (
@@ -66,7 +70,8 @@ DATABASE_KINDS = ("database.tables", "database.schema", "database.rows", "databa
 # REFERENCES_KIND is answered over both providers through a profile's
 # reference map: the service alone has no map, so it refuses the kind;
 # ``enrichment.reference_query`` wraps a service with one.
-KINDS = SOURCE_KINDS + DATABASE_KINDS + (REFERENCES_KIND,)
+CLIENT_KINDS = ("client.records",)
+KINDS = SOURCE_KINDS + DATABASE_KINDS + (REFERENCES_KIND,) + CLIENT_KINDS
 OPERATORS = vocabulary.FILTER_OPERATORS
 MAX_QUERY_BYTES = 64 << 10
 
@@ -310,6 +315,13 @@ def coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, A
             "complete_filtered_rows": complete,
             **paging,
         }
+    if kind in CLIENT_KINDS:
+        # Every record the file and the override table have for the lookup, on one page:
+        # an override table that was not read (fully) may add records.
+        paging = _paging(result, query)
+        overrides_read = result["overrides"]["status"] in ("none", "read")
+        complete = paging["offset"] == 0 and paging["next_offset"] is None and overrides_read
+        return {"complete": complete, **paging}
     if kind == "database.tables":
         paging = _paging(result, query)
         complete = paging["offset"] == 0 and paging["next_offset"] is None
@@ -375,6 +387,7 @@ class ProjectResearch:
         self.config = config
         self._git = git
         self._database = database
+        self._client: ClientData | None = None
         self._lock = threading.Lock()
 
     def __enter__(self) -> ProjectResearch:
@@ -398,6 +411,8 @@ class ProjectResearch:
             raise _not_configured("reference_map")
         if kind in SOURCE_KINDS:
             result, origin = self._ask_source(document)
+        elif kind in CLIENT_KINDS:
+            result, origin = self.client_provider().records(document)
         else:
             result, origin = self._ask_database(document)
         answer = {
@@ -529,6 +544,35 @@ class ProjectResearch:
                 )
             return self._git
 
+    def client_provider(self) -> ClientData:
+        """The client-data source, built on first use (layouts from the git source)."""
+        client = self.config.client_data
+        if client is None:
+            raise _not_configured("client_data")
+        source = self.source_provider()
+        with self._lock:
+            if self._client is None:
+                from viano_bug_analysis.project_research.client_data import (
+                    ClientData,
+                    bundled_profile_path,
+                )
+                from viano_bug_analysis.project_research.client_layouts import (
+                    load_client_profile,
+                    source_reader,
+                )
+
+                assert self.config.source is not None  # checked when the config was loaded
+                database = self.database_provider if self.config.database is not None else None
+                self._client = ClientData(
+                    client,
+                    load_client_profile(client.layouts or bundled_profile_path()),
+                    source_reader(source),
+                    commit=self.config.source.commit,
+                    url=self.config.source.url,
+                    database=database,
+                )
+            return self._client
+
     def database_provider(self) -> DatabaseProvider:
         """The database source, built on first use; only now is the password read."""
         with self._lock:
@@ -562,7 +606,7 @@ def _not_configured(provider: str) -> ResearchError:
             "without one (vba investigate and vba mcp add it from --profile)",
             {"provider": provider, "path": "/kind"},
         )
-    section = "[source]" if provider == "source" else "[database]"
+    section = f"[{provider}]" if provider in ("source", "client_data") else "[database]"
     return ResearchError(
         "provider_not_configured",
         f"this kind needs the {provider} provider; the configuration has no {section}",

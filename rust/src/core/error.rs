@@ -116,6 +116,20 @@ pub enum CoreError {
     GitRequestInvalid {
         what: &'static str,
     },
+    // --- client data files (DBC/DB2) ---------------------------------------
+    /// Not a client data file this lineage reads, or its header contradicts
+    /// itself or the engine's format (field count, record size, ID range).
+    ClientFileInvalid {
+        what: &'static str,
+    },
+    /// The header declares more records, index or string bytes than the file has.
+    ClientFileTruncated {
+        what: &'static str,
+    },
+    /// A string column points past the string block or its string has no NUL inside it.
+    ClientStringInvalid {
+        what: &'static str,
+    },
 }
 
 impl CoreError {
@@ -148,6 +162,9 @@ impl CoreError {
             GitTimeout => "timeout",
             GitTooManyEntries { .. } => "selection_too_large",
             GitRequestInvalid { .. } => "request_invalid",
+            ClientFileInvalid { .. } => "client_file_invalid",
+            ClientFileTruncated { .. } => "client_file_truncated",
+            ClientStringInvalid { .. } => "client_string_invalid",
         }
     }
 
@@ -176,6 +193,13 @@ impl CoreError {
             GitCommitMissing { .. } | GitTooManyEntries { .. } | GitRequestInvalid { .. } => {
                 ErrorClass::Research
             }
+            // The operator's files are broken: asking again will not help,
+            // but it is no fault of the query either.
+            ClientFileInvalid { .. } | ClientFileTruncated { .. } | ClientStringInvalid { .. } => {
+                ErrorClass::ResearchUnavailable {
+                    provider: "client_data",
+                }
+            }
         }
     }
 
@@ -189,7 +213,10 @@ impl CoreError {
             }
             InvalidArgument { what }
             | GitRepositoryUnavailable { what }
-            | GitRequestInvalid { what } => vec![("what", Text(what))],
+            | GitRequestInvalid { what }
+            | ClientFileInvalid { what }
+            | ClientFileTruncated { what }
+            | ClientStringInvalid { what } => vec![("what", Text(what))],
             GitCommitMissing { found } => vec![("found", Text(found))],
             GitTooManyEntries { limit } => {
                 vec![("what", Text("tree_entries")), ("limit", Int(*limit))]
@@ -272,6 +299,11 @@ impl fmt::Display for CoreError {
                 write!(f, "the commit's tree has more than {limit} entries")
             }
             GitRequestInvalid { what } => write!(f, "invalid argument: {what}"),
+            ClientFileInvalid { what } => write!(f, "not a readable client data file: {what}"),
+            ClientFileTruncated { what } => {
+                write!(f, "the client data file ends inside its {what}")
+            }
+            ClientStringInvalid { what } => write!(f, "client data string: {what}"),
         }
     }
 }

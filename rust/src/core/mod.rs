@@ -2,6 +2,7 @@
 //! names, and no global state besides the bounded list of spare text
 //! buffers in [`recycle`].
 
+pub mod dbc;
 pub mod error;
 pub mod fs;
 pub mod git;

@@ -4,6 +4,7 @@
 
 use pyo3::prelude::*;
 
+mod dbc;
 mod errors;
 mod git;
 mod rows;
@@ -18,5 +19,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     search::register(m)?;
     rows::register(m)?;
     git::register(m)?;
+    dbc::register(m)?;
     Ok(())
 }
