@@ -96,7 +96,7 @@ def _with_whole_word(queries: dict[str, Any]) -> None:
     # After case_sensitive, so the properties read in the order a query is written.
     properties = list(search["properties"].items())
     at = [name for name, _ in properties].index("case_sensitive") + 1
-    search["properties"] = dict(properties[:at] + [("whole_word", _WHOLE_WORD)] + properties[at:])
+    search["properties"] = dict([*properties[:at], ("whole_word", _WHOLE_WORD), *properties[at:]])
     search["allOf"] = [
         {
             "if": {"properties": {"whole_word": {"const": True}}, "required": ["whole_word"]},
