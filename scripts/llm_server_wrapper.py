@@ -4,11 +4,12 @@
 
 Writes into RUN_DIR: ``server.log`` (the command's stdout and stderr),
 ``server.pid`` (the command's pid, for stopping it) and, once the command has
-ended, ``server.exit``: one sentence, "killed by SIGILL (signal 4)" or "exited
-with status 1". scripts/llm_test_server.sh starts the server through this, so
-that a server that dies while nobody waits on it (the tests only see a refused
-connection) still leaves its cause behind; tests/real_llm_server.py and the
-script's own proof read it.
+ended, ``server.exit``: how it ended, worded to follow "the server": "was
+killed by SIGILL (signal 4)" or "exited with status 1".
+scripts/llm_test_server.sh starts the server through this, so that a server
+that dies while nobody waits on it (the tests only see a refused connection)
+still leaves its cause behind; tests/real_llm_server.py and the script's own
+proof read it.
 
 Any Python 3 runs it; it imports nothing outside the standard library.
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 
 
 def describe(returncode: int) -> str:
-    """How a process ended, as subprocess reports it (negative: the signal)."""
+    """How a process ended, from subprocess's return code (negative: the signal)."""
     if returncode >= 0:
         return f"exited with status {returncode}"
     number = -returncode
@@ -31,7 +32,7 @@ def describe(returncode: int) -> str:
         name = signal.Signals(number).name
     except ValueError:
         name = "an unknown signal"
-    return f"killed by {name} (signal {number})"
+    return f"was killed by {name} (signal {number})"
 
 
 def main(argv: list[str]) -> int:

@@ -250,7 +250,7 @@ report_end() {  # dir: how the server of dir ended, and the last lines of its lo
     # The wrapper writes server.exit as soon as the server has ended.
     for _ in $(seq 30); do [ -f "$dir/server.exit" ] && break; sleep 0.1; done
     if [ -f "$dir/server.exit" ]; then
-        log "the LLM server was $(cat "$dir/server.exit")"
+        log "the LLM server $(cat "$dir/server.exit")"
     else
         log "the LLM server is still running but did not answer"
     fi
@@ -330,6 +330,7 @@ where() {
     wheel=$(built_wheel || true)
     venv_ready && ready=yes
     echo "key=$BUILD_KEY"
+    echo "cmake_args=$BUILD_CMAKE_ARGS"
     echo "build_dir=$BUILD_DIR"
     echo "wheel=$wheel"
     echo "venv=$VENV"
