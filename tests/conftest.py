@@ -36,7 +36,8 @@ def pytest_runtest_makereport(
     report = yield
     if report.failed and _uses_real_llm_server(item):
         cause = real_llm_server.ended_server()
-        if cause is not None:
+        # real_llm_server() itself fails with the cause: not twice.
+        if cause is not None and cause not in str(report.longrepr):
             report.sections.append(("real LLM test server", cause))
     return report
 

@@ -63,17 +63,16 @@ def real_llm_server() -> RealLlmServer:
             reply.read()
     except OSError as err:
         # urlopen wraps the socket's error: name that one (ConnectionRefusedError).
-        what = type(getattr(err, "reason", err)).__name__
-        # Configured but gone: a crash (llama-cpp-python 0.3.36 segfaults when
-        # llama.cpp refuses a json_object schema's grammar, docs/llm-adapter.md;
-        # a binary the CPU cannot run dies with SIGILL) or a hang.
-        run_dir = os.environ.get("VBA_TEST_LLM_DIR")
-        cause = server_end(Path(run_dir)) if run_dir else "VBA_TEST_LLM_DIR is not set"
-        pytest.fail(
-            f"the real LLM test server does not answer ({what}): {cause}",
-            pytrace=False,
-        )
-    return RealLlmServer(base_url, model)
+        failure = type(getattr(err, "reason", err)).__name__
+    else:
+        return RealLlmServer(base_url, model)
+    # Configured but gone: a crash (llama-cpp-python 0.3.36 segfaults when
+    # llama.cpp refuses a json_object schema's grammar, docs/llm-adapter.md; a
+    # binary the CPU cannot run dies with SIGILL) or a hang. Failed outside the
+    # except block: the cause below says more than the chained socket error.
+    run_dir = os.environ.get("VBA_TEST_LLM_DIR")
+    cause = server_end(Path(run_dir)) if run_dir else "VBA_TEST_LLM_DIR is not set"
+    pytest.fail(f"the real LLM test server does not answer ({failure}): {cause}", pytrace=False)
 
 
 def server_end(run_dir: Path) -> str:
