@@ -147,8 +147,8 @@ install() {
     model_path >/dev/null
     if ! prove; then
         exec 9>&-
-        log "the venv is not marked ready; a CPU without AVX2/FMA/F16C/BMI2 cannot run" \
-            "this build (docs/llm-adapter.md, 'Building llama.cpp on virtual machines')"
+        log "the venv is not marked ready. Killed by SIGILL: this CPU lacks an instruction" \
+            "set the build uses (docs/llm-adapter.md, 'Building llama.cpp on virtual machines')"
         return 1
     fi
     touch "$VENV/.vba-ready"
