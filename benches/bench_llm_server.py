@@ -8,6 +8,11 @@ server with SmolLM2-135M-Instruct, the test services' real server.
 * ``adapter-step-grammar``: an investigation step's answer schema compiled to
   a GBNF grammar (``response_format = "grammar"``, what ``auto`` lands on with
   this server), with how many answers hold the step's schema.
+* ``server-generate-128``: a plain completion of up to ``GENERATE_TOKENS``
+  tokens (``/v1/completions``, no chat template, no format), almost all of it
+  generation: the server build's own speed, the row that compares builds
+  (``VBA_TEST_LLM_BUILD`` names the build under test; docs/llm-adapter.md has
+  the portable build against a native one).
 
 Both ask for at most ``MAX_TOKENS`` tokens at temperature 0 (the server has a
 fixed seed); the first two in ``json_object`` mode. The figures of the adapter rows are the
@@ -68,23 +73,44 @@ def test_baseline_raw_http_post(benchmark: Any, config: LlmConfig) -> None:
     benchmark.name = "baseline-raw-http-post"
     benchmark.extra_info["role"] = "reference"
     body = ChatClient(config).prepare(MESSAGES).body
-    parts = urlsplit(config.base_urls[0])
 
     def post() -> bytes:
-        connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=60)
-        try:
-            connection.request(
-                "POST",
-                parts.path.rstrip("/") + "/chat/completions",
-                body=body,
-                headers={"Content-Type": "application/json"},
-            )
-            return connection.getresponse().read()
-        finally:
-            connection.close()
+        return _post(config.base_urls[0], "/chat/completions", body)
 
     data = benchmark.pedantic(post, rounds=ROUNDS, warmup_rounds=1)
     assert orjson.loads(data)["usage"]["completion_tokens"] > 0
+
+
+GENERATE_TOKENS = 128
+STORY = "Once upon a time, in a small fishing village by the sea, there lived"
+
+
+def test_server_generate(benchmark: Any, config: LlmConfig) -> None:
+    benchmark.group = GROUP
+    benchmark.name = f"server-generate-{GENERATE_TOKENS}"
+    body = orjson.dumps(
+        {
+            "model": config.model,
+            "prompt": STORY,
+            "max_tokens": GENERATE_TOKENS,
+            "temperature": 0.0,
+        }
+    )
+    completion = []
+
+    def post() -> None:
+        reply = orjson.loads(_post(config.base_urls[0], "/completions", body))
+        completion.append(reply["usage"]["completion_tokens"])
+
+    benchmark.pedantic(post, rounds=ROUNDS, warmup_rounds=1)
+    assert completion and all(n > 0 for n in completion)
+    if benchmark.stats is None:  # --benchmark-disable
+        return
+    benchmark.extra_info["figures"] = {
+        "generated tokens per second": round(max(completion) / benchmark.stats.stats.median, 1),
+        "generated tokens per answer": max(completion),
+        "server build": os.environ.get("VBA_TEST_LLM_BUILD", "not named"),
+    }
 
 
 def test_adapter_chat(benchmark: Any, config: LlmConfig) -> None:
@@ -152,6 +178,21 @@ def test_adapter_step_grammar(benchmark: Any, config: LlmConfig) -> None:
         "completion tokens per answer": max(completion),
         "answers that hold the step schema": f"{held}/{len(results)}",
     }
+
+
+def _post(base_url: str, path: str, body: bytes) -> bytes:
+    parts = urlsplit(base_url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=120)
+    try:
+        connection.request(
+            "POST",
+            parts.path.rstrip("/") + path,
+            body=body,
+            headers={"Content-Type": "application/json"},
+        )
+        return connection.getresponse().read()
+    finally:
+        connection.close()
 
 
 def _parsed(text: str) -> Any:

@@ -5,7 +5,7 @@
 # Outside CI a failed service start only means the service tests skip (they
 # say how to enable them); under CI=true it fails the run.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 env_file="service-data/test-services.$$.env"
 services() { VBA_TEST_SERVICES_ENV="$env_file" scripts/test_services.sh "$1"; }
