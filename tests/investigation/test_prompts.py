@@ -91,10 +91,10 @@ def test_a_stored_v1_call_still_rebuilds_byte_for_byte(version: str, sha256: str
     assert hashlib.sha256(text.encode()).hexdigest() == sha256
 
 
-def test_new_calls_use_version_2_and_it_differs_from_version_1() -> None:
+def test_new_calls_use_version_3_and_it_differs_from_version_1() -> None:
     assert (CURRENT_VERSION, CURRENT_PROJECT_VERSION) == (
-        "investigation_v2",
-        "investigation_project_v3",
+        "investigation_v3",
+        "investigation_project_v4",
     )
     v1 = build_messages("investigation_v1", V1_CONTEXT)
     v2 = build_messages(CURRENT_VERSION, V1_CONTEXT)

@@ -26,6 +26,15 @@ version, even after newer versions exist:
   with the ``references`` kind among the project examples (every place one
   ID is used as one entity type, by the profile's reference map).
 
+- ``investigation_v3`` / ``investigation_project_v4`` (what new calls use): the
+  version 2 text (with the references example when research is enabled),
+  assembled from its parts. Version 2 took its case lines by cutting its own
+  version 1 text at the first ``"\nEvidence so far:"``, so a report holding that
+  line lost the hypothesis, the sources and every project fact. The stored
+  calls of version 2 keep that behaviour (their records hold the SHA-256 of the
+  prompt as sent; ``_v2_stored_prefix``); no newer version ever parses a text
+  it built.
+
 Notes about a recovered previous answer are appended as the last section
 (and only when there are some, so a context without notes gives exactly the
 prompt it always gave).
@@ -46,15 +55,24 @@ PROMPT_VERSIONS = (
     "investigation_v2",
     "investigation_project_v2",
     "investigation_project_v3",
+    "investigation_v3",
+    "investigation_project_v4",
 )
-CURRENT_VERSION = "investigation_v2"
-CURRENT_PROJECT_VERSION = "investigation_project_v3"
+CURRENT_VERSION = "investigation_v3"
+CURRENT_PROJECT_VERSION = "investigation_project_v4"
 PROJECT_PROMPT_VERSIONS = frozenset(
-    {"investigation_project_v1", "investigation_project_v2", "investigation_project_v3"}
+    {
+        "investigation_project_v1",
+        "investigation_project_v2",
+        "investigation_project_v3",
+        "investigation_project_v4",
+    }
 )
 _PROJECT_VERSIONS = PROJECT_PROMPT_VERSIONS
 # The version 2 text with one more project kind (references) and no other change.
 _V2_FAMILY = frozenset({"investigation_v2", "investigation_project_v2", "investigation_project_v3"})
+# Assembled from parts only (never by cutting a text they built).
+_PARTS_FAMILY = frozenset({"investigation_v3", "investigation_project_v4"})
 MAX_EVIDENCE_PAYLOAD_CHARS = 6000
 
 _RULES = """You investigate one hypothesis about a bug report of a game server, read-only.
@@ -183,20 +201,25 @@ def build_messages(version: str, context: Mapping[str, Any]) -> list[dict[str, s
     """The chat messages of one investigation call (system rules, user context)."""
     if version not in PROMPT_VERSIONS:
         raise ValueError(f"unknown prompt version {version!r}")
-    if version in _V2_FAMILY:
-        system = _RULES_V2 + "\n\n" + _SNAPSHOT_OPERATIONS_V2
+    if version in _PARTS_FAMILY:
+        system = [_RULES_V2, _SNAPSHOT_OPERATIONS_V2]
+        if version in _PROJECT_VERSIONS:
+            system.append(_PROJECT_OPERATION_V3)
+        user = _user_text_v3(version, context)
+    elif version in _V2_FAMILY:
+        system = [_RULES_V2, _SNAPSHOT_OPERATIONS_V2]
         if version == "investigation_project_v3":
-            system += "\n\n" + _PROJECT_OPERATION_V3
+            system.append(_PROJECT_OPERATION_V3)
         elif version in _PROJECT_VERSIONS:
-            system += "\n\n" + _PROJECT_OPERATION_V2
+            system.append(_PROJECT_OPERATION_V2)
         user = _user_text_v2(version, context)
     else:
-        system = _RULES + "\n\n" + _SNAPSHOT_OPERATIONS
+        system = [_RULES, _SNAPSHOT_OPERATIONS]
         if version in _PROJECT_VERSIONS:
-            system += "\n\n" + _PROJECT_OPERATION
+            system.append(_PROJECT_OPERATION)
         user = _user_text(version, context)
     return [
-        {"role": "system", "content": system},
+        {"role": "system", "content": "\n\n".join(system)},
         {"role": "user", "content": prompt_with_context_notes(user, context)},
     ]
 
@@ -206,7 +229,9 @@ def prompt_text(messages: Sequence[Mapping[str, str]]) -> str:
     return "\n".join(m["content"] for m in messages)
 
 
-def _user_text(version: str, context: Mapping[str, Any]) -> str:
+def _case_lines(version: str, context: Mapping[str, Any]) -> list[str]:
+    """The part of the user text that is the same for every step of a hypothesis:
+    the case, the hypothesis, the other hypotheses, the sources and the project facts."""
     hypothesis = context["hypothesis"]
     parts = [
         f"Case {context['case_id']} (revision {context['analysis_revision']})",
@@ -230,19 +255,42 @@ def _user_text(version: str, context: Mapping[str, Any]) -> str:
             f"{len(project['left_out']['duplicate_results'])} repeated results):"
         )
         parts += [_json(fact) for fact in project["facts"]]
-    parts.append("Evidence so far:" if context["evidence"] else "Evidence so far: none")
-    parts += [_evidence_line(item) for item in context["evidence"]]
+    return parts
+
+
+def _tail_lines(context: Mapping[str, Any], *, with_attempt: bool) -> list[str]:
+    """What changes from call to call: feedback on the previous answer, the step line."""
+    parts: list[str] = []
     if context.get("feedback"):
         parts.append("Feedback on your previous answer:")
         parts += [f"- {line}" for line in context["feedback"]]
-    parts.append(f"Step {context['step']} of at most {context['max_steps']}. Answer now.")
+    attempt = context.get("attempt", 1) if with_attempt else 1
+    retry = f", attempt {attempt}" if attempt > 1 else ""
+    parts.append(f"Step {context['step']} of at most {context['max_steps']}{retry}. Answer now.")
+    return parts
+
+
+def _user_text(version: str, context: Mapping[str, Any]) -> str:
+    parts = _case_lines(version, context)
+    parts.append("Evidence so far:" if context["evidence"] else "Evidence so far: none")
+    parts += [_evidence_line(item) for item in context["evidence"]]
+    parts += _tail_lines(context, with_attempt=False)
     return "\n".join(parts)
 
 
 def _user_text_v2(version: str, context: Mapping[str, Any]) -> str:
     """The stable part first (case, hypothesis, sources, facts), then the evidence in
     the order it was taken, then what changes from call to call."""
-    parts = _user_text(version, context).split("\nEvidence so far:")[0].split("\n")
+    return _user_text_v2_from([_v2_stored_prefix(version, context)], context)
+
+
+def _user_text_v3(version: str, context: Mapping[str, Any]) -> str:
+    """Version 2's order, every section from its own part of the context."""
+    return _user_text_v2_from(_case_lines(version, context), context)
+
+
+def _user_text_v2_from(case_lines: list[str], context: Mapping[str, Any]) -> str:
+    parts = list(case_lines)
     # The header is there from the first step on, so the evidence taken later
     # only ever appends to the text before it.
     parts.append("Evidence so far, in the order it was taken:")
@@ -251,13 +299,27 @@ def _user_text_v2(version: str, context: Mapping[str, Any]) -> str:
         parts.append(f"  cite in {item['evidence_id']}: {citation_hints(item['payload'])}")
     if not context["evidence"]:
         parts.append("(no evidence yet)")
-    if context.get("feedback"):
-        parts.append("Feedback on your previous answer:")
-        parts += [f"- {line}" for line in context["feedback"]]
-    attempt = context.get("attempt", 1)
-    retry = f", attempt {attempt}" if attempt > 1 else ""
-    parts.append(f"Step {context['step']} of at most {context['max_steps']}{retry}. Answer now.")
+    parts += _tail_lines(context, with_attempt=True)
     return "\n".join(parts)
+
+
+def _v2_stored_prefix(version: str, context: Mapping[str, Any]) -> str:
+    """The case lines as the version 2 family stored them, kept as stored history.
+
+    Version 2 took its case lines by cutting its own version 1 text at the first
+    ``"\nEvidence so far:"``. For every context whose report, hypotheses, sources
+    and facts do not contain that line this is the case lines exactly; for one that
+    does, the stored prompt lost everything after it, and a rebuild must give those
+    bytes again (the call record holds their SHA-256). New versions never do this:
+    they are assembled from their parts (``investigation_v3``,
+    ``investigation_project_v4``).
+    """
+    text = "\n".join(_case_lines(version, context))
+    cut = text.find(_V1_EVIDENCE_HEADING)
+    return text if cut < 0 else text[:cut]
+
+
+_V1_EVIDENCE_HEADING = "\nEvidence so far:"
 
 
 def _evidence_line(item: Mapping[str, Any]) -> str:
