@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from viano_bug_analysis.investigation.prompts import (
     build_messages,
     prompt_text,
 )
+from viano_bug_analysis.schemas import schema_validator
 
 # Every heading and fixed line the user texts of all versions use.
 HEADINGS = [
@@ -47,16 +49,43 @@ def _hostile() -> dict[str, Any]:
     return context
 
 
+def _hostile_v3() -> dict[str, Any]:
+    """The hostile report in a context of the versions built from parts (what the
+    controller stores for them: the brief, the ledger, each shown answer's view)."""
+    context = _hostile()
+    context["other_hypotheses"] = [{"id": "H2", "statement": "o"}]
+    context["ledger"] = [{"evidence_id": "E1", "line": "E1 (H1) source.find_text a: 1 lines"}]
+    context["evidence"][0].update(hypothesis_id="H1", view='{"result":{"lines":[]}}')
+    context["brief"] = {
+        "commit": "abc",
+        "allowed": None,
+        "tables": {"read": ["quest_template"], "refused": {}, "absent": []},
+        "facts_text": "Entities:\nP1 case_mention: entity_type=quest entity_id=1",
+        "left_out": ["P2"],
+    }
+    return context
+
+
+HEADINGS += [
+    "What this case can read:",
+    "Project facts of the case build (P-IDs):",
+    "Evidence of this case, one line each (oldest first; any may be cited):",
+    "Newest answers in full (older ones: their line above):",
+]
+
+
 @pytest.mark.parametrize("version", [CURRENT_VERSION, CURRENT_PROJECT_VERSION])
 def test_a_report_with_every_heading_keeps_hypothesis_sources_and_facts(version: str) -> None:
-    user = build_messages(version, _hostile())[1]["content"]
+    user = build_messages(version, _hostile_v3())[1]["content"]
     assert "Hypothesis H1: s" in user
-    assert "- H2: o (evidence: E2)" in user
-    assert "- src-001 source_file a.cpp" in user
+    assert "- H2: o" in user
+    assert "  src-001 source_file a.cpp" in user
+    assert "E1 (H1) source.find_text a: 1 lines" in user
     if version == CURRENT_PROJECT_VERSION:
-        assert '{"id":"P1"}' in user
+        assert "P1 case_mention: entity_type=quest entity_id=1" in user
+        assert "Left out for room: 1 facts (P2)." in user
     # The report is there whole, once, before the hypothesis.
-    assert user.count("\nend\n") == 1
+    assert user.count("\nend\n") == 1 and "Report text:\nThe NPC is broken." in user
     assert user.index("The NPC is broken.") < user.index("Hypothesis H1: s")
     assert "cite in E1:" in user
 
@@ -84,3 +113,18 @@ def test_a_stored_version_2_call_of_a_hostile_report_rebuilds_as_it_was_sent(
     assert "Hypothesis H1: s" not in user  # the defect, kept as stored history
     text = prompt_text(build_messages(version, _hostile()))
     assert hashlib.sha256(text.encode()).hexdigest() == sha256
+
+
+def test_the_case_facts_examples_are_valid_queries_and_shown_only_when_offered() -> None:
+    validator = schema_validator("case-facts-query-v1")
+    offered = {**_hostile_v3(), "operations": ["project.query", "case.facts"]}
+    system = build_messages(CURRENT_PROJECT_VERSION, offered)[0]["content"]
+    section = system.split('operation "case.facts"', 1)[1]
+    examples = [json.loads(line[2:]) for line in section.splitlines() if line.startswith("- {")]
+    assert len(examples) == 4
+    for example in examples:
+        assert validator.is_valid(example), example
+    without = {**offered, "operations": ["project.query"]}
+    assert "case.facts" not in build_messages(CURRENT_PROJECT_VERSION, without)[0]["content"]
+    # No snapshot source: no snapshot operation offered either.
+    assert "source.find_text {" not in system

@@ -48,6 +48,7 @@ from viano_bug_analysis.investigation.llm import ChatClient
 from viano_bug_analysis.investigation.manifest_sync import manifest_status
 from viano_bug_analysis.investigation.research_block import research_of
 from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.investigation.token_budget import TokenBudget, resolve_budget
 from viano_bug_analysis.investigation.token_use import Prices, token_use
 from viano_bug_analysis.investigation.verdict import VerdictStore, hypothesis_entries, usage_of
 
@@ -85,8 +86,21 @@ def _interpret(
         router=router,
         progress=progress,
         reinterpret=reinterpret,
+        token_budget=token_budget(config),
     )
     return interpreter.run()
+
+
+def token_budget(config: InvestigationConfig) -> TokenBudget:
+    """The context window of this configuration's requests: ``[llm] context_tokens``,
+    else what the server advertises, else the default (investigation/token_budget.py)."""
+    from viano_bug_analysis.investigation.llm.check import advertised_context_window
+
+    configured = config.context_tokens
+    advertised = None if configured is not None else advertised_context_window(config.llm)
+    return resolve_budget(
+        configured=configured, advertised=advertised, max_tokens=config.llm.max_tokens
+    )
 
 
 def _print_interpretation(outcome: InterpretationOutcome, package: Any) -> int:
@@ -165,6 +179,7 @@ def investigate_package(
             # schema adapter, exactly as `vba query` would answer them.
             router=profile.router(),
             progress=progress,
+            token_budget=token_budget(config),
         )
         outcome = controller.run()
     progress.done()

@@ -38,6 +38,7 @@ CAPTURES_DIR = PackageLayout.CAPTURES
 RECORD_FORMAT = "viano-evidence-record"
 _RECORD_NAME = re.compile(r"[0-9]{6}\.json")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+CASE_FACTS_KIND = "case_facts"  # evidence from the case.facts operation
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +170,37 @@ class EvidenceStore:
             current_generation=current_generation,
         )
 
+    def take_facts(
+        self,
+        request: Mapping[str, Any],
+        result: Mapping[str, Any],
+        index: Mapping[str, Any],
+        *,
+        hypothesis_id: str,
+        step_key: str,
+        generation: int,
+        current_generation: Callable[[], int],
+    ) -> TakenEvidence:
+        """A ``case.facts`` answer (facts of the enrichment index ``index`` names: its
+        path and SHA-256 in the package), stored like a router result: one result."""
+        data = compact_json({"results": [dict(result)]})
+        sha256 = sha256_hex(data)
+        self._files.write_once(RESULTS_DIR / f"{sha256}.json", data)
+        return self._take(
+            {
+                "kind": CASE_FACTS_KIND,
+                "request": dict(request),
+                "result_sha256": sha256,
+                "result_path": f"{RESULTS_DIR.as_posix()}/{sha256}.json",
+                "index": dict(index),
+            },
+            "result_sha256",
+            hypothesis_id=hypothesis_id,
+            step_key=step_key,
+            generation=generation,
+            current_generation=current_generation,
+        )
+
     def _take(
         self,
         fields: dict[str, Any],
@@ -216,7 +248,7 @@ def _is_record(record: Mapping[str, Any], number: int) -> bool:
     key = "capture_sha256" if kind == "project_query" else "result_sha256"
     digest = record.get(key)
     return (
-        kind in ("project_query", "snapshot_query")
+        kind in ("project_query", "snapshot_query", CASE_FACTS_KIND)
         and isinstance(digest, str)
         and _SHA256.fullmatch(digest) is not None
     )
@@ -573,6 +605,17 @@ def _base_provenance(record: Mapping[str, Any]) -> dict[str, Any]:
                 if isinstance(part, Mapping) and key in part:
                     base[key] = part[key]
         return base
+    if record["kind"] == CASE_FACTS_KIND:
+        # The facts come from the enrichment index of the case revision; each fact
+        # keeps its own provenance there.
+        return {
+            "kind": CASE_FACTS_KIND,
+            "result_sha256": record["result_sha256"],
+            "result_path": record["result_path"],
+            "document_prefix": "/results/0",
+            "index_path": record["index"].get("path"),
+            "index_sha256": record["index"].get("sha256"),
+        }
     return {
         "kind": "snapshot",
         "result_sha256": record["result_sha256"],
@@ -582,6 +625,7 @@ def _base_provenance(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
+    "CASE_FACTS_KIND",
     "CITATION_UNRESOLVED",
     "CitationResolver",
     "EvidenceError",

@@ -73,6 +73,7 @@ _PROJECT_VERSIONS = PROJECT_PROMPT_VERSIONS
 _V2_FAMILY = frozenset({"investigation_v2", "investigation_project_v2", "investigation_project_v3"})
 # Assembled from parts only (never by cutting a text they built).
 _PARTS_FAMILY = frozenset({"investigation_v3", "investigation_project_v4"})
+_CASE_FACTS = "case.facts"
 MAX_EVIDENCE_PAYLOAD_CHARS = 6000
 
 _RULES = """You investigate one hypothesis about a bug report of a game server, read-only.
@@ -154,19 +155,29 @@ Example of a conclusion:
  {"evidence_id": "E2", "role": "context", "reference": "L40-L42"}],
  "next": {"kind": "conclusion", "summary": "The quest needs 90005; the net hits 90002."}}"""
 
-_SNAPSHOT_OPERATIONS_V2 = """Snapshot operations (they read the case's own attachments,
-by source_ref); each line is the operation and an example of its arguments:
-- source.find_text {"source_refs": ["src-001"], "text": "SpellHit", "case_sensitive": true,
+_SNAPSHOT_HEADING_V2 = """Snapshot operations (they read the case's own attachments,
+by source_ref); each line is the operation and an example of its arguments:"""
+# One entry per operation, so a version that offers only the case's operations
+# shows each with the same text.
+_SNAPSHOT_LINES_V2 = {
+    "source.find_text": """- source.find_text {"source_refs": ["src-001"], "text": "SpellHit", \
+"case_sensitive": true,
+  "offset": 0, "limit": 20}""",
+    "source.find_symbol": """- source.find_symbol {"source_refs": ["src-001"], "symbol": \
+"npc_wolpertinger", "offset": 0,
+  "limit": 20}""",
+    "source.read_context": """- source.read_context {"source_ref": "src-001", "start_line": 1, \
+"end_line": 40}""",
+    "database.describe": """- database.describe {"source_ref": "db-001"}""",
+    "database.lookup": """- database.lookup {"source_ref": "db-001", "filters": {"ID": 90001}, \
+"columns": ["ID", "LogTitle"],
   "offset": 0, "limit": 20}
-- source.find_symbol {"source_refs": ["src-001"], "symbol": "npc_wolpertinger", "offset": 0,
-  "limit": 20}
-- source.read_context {"source_ref": "src-001", "start_line": 1, "end_line": 40}
-- database.describe {"source_ref": "db-001"}
-- database.lookup {"source_ref": "db-001", "filters": {"ID": 90001}, "columns": ["ID", "LogTitle"],
-  "offset": 0, "limit": 20}
-  (snapshot filters are one object of column: value pairs, all of which must be equal)
-- database.find_references {"source_ref": "db-001", "search_columns": ["RequiredNpcOrGo1"],
-  "value": 90005, "offset": 0, "limit": 20}"""
+  (snapshot filters are one object of column: value pairs, all of which must be equal)""",
+    "database.find_references": """- database.find_references {"source_ref": "db-001", \
+"search_columns": ["RequiredNpcOrGo1"],
+  "value": 90005, "offset": 0, "limit": 20}""",
+}
+_SNAPSHOT_OPERATIONS_V2 = "\n".join([_SNAPSHOT_HEADING_V2, *_SNAPSHOT_LINES_V2.values()])
 
 _PROJECT_OPERATION_V2 = """Live project research (operation "project.query"; its arguments
 are one query). Examples:
@@ -196,15 +207,57 @@ _PROJECT_OPERATION_V3 = _PROJECT_OPERATION_V2.replace(
     "Filters of a project query", _REFERENCES_EXAMPLE + "Filters of a project query", 1
 )
 
+# -- version 3 (investigation_v3 / investigation_project_v4) ----------------------------
+# The version 2 rules with evidence of the whole case citable; the operations are
+# the ones the case has, each line of version 2 kept as it was.
+_RULES_V3 = """You investigate one hypothesis about a bug report of a game server, read-only.
+You see the case brief (the report, what the case can read and, when enabled, facts of
+the case build, each with a P-ID), your hypothesis and the evidence of the whole case so
+far (each with an E-ID; evidence taken for another hypothesis may be cited too). Facts
+describe configured data and source code; they are not runtime observations.
+
+Answer with exactly one JSON object and nothing else. Its fields:
+- hypothesis_id: the ID of the hypothesis you investigate;
+- assessment: "supported", "refuted" or "undetermined";
+- confidence: a number from 0 to 1;
+- evidence: the evidence you cite, a list of objects with evidence_id (an E-ID listed in
+  the evidence of this case), role ("supports", "contradicts" or "context") and reference;
+- next: exactly one next step: one tool call (kind "tool", operation, arguments and,
+  optionally, rationale: one or two plain sentences, at most 500 characters, on why this
+  call and what it should show; it is shown in the case report) or the conclusion (kind
+  "conclusion", summary: why the assessment is final). Offer only the operations listed
+  below: they are the ones this case has.
+
+How to cite: reference is a JSON Pointer into the cited evidence's answer (a snapshot
+answer starts with /result), or L12 / L12-L20 for source lines that answer shows. Each
+answer shown in full says what can be cited in it. A conclusion is accepted only when
+every citation resolves in the stored evidence.
+
+Example of a tool step:
+{"hypothesis_id": "H1", "assessment": "undetermined", "confidence": 0.3, "evidence": [],
+ "next": {"kind": "tool", "operation": "source.find_text", "arguments": {"source_refs":
+ ["src-001"], "text": "QuestCredit", "case_sensitive": true, "offset": 0, "limit": 20},
+ "rationale": "Where the quest credit is given; the hit handler should call it."}}
+Example of a conclusion:
+{"hypothesis_id": "H1", "assessment": "supported", "confidence": 0.8, "evidence": [
+ {"evidence_id": "E1", "role": "supports", "reference": "/result/rows/0/row/RequiredNpcOrGo1"},
+ {"evidence_id": "E2", "role": "context", "reference": "L40-L42"}],
+ "next": {"kind": "conclusion", "summary": "The quest needs 90005; the net hits 90002."}}"""
+MAX_REPORT_CHARS = 4000
+_CASE_FACTS_OPERATION_V3 = """Facts of the case build on demand (operation "case.facts"; its
+arguments filter the facts, every filter given applies; one page in fact-ID order). Examples:
+- {"ids": ["P12", "P40-P44"], "offset": 0, "limit": 20}
+- {"entity": {"type": "quest", "id": 90001}, "offset": 0, "limit": 20}
+- {"table": "creature_template", "fact_kind": "project_rows", "offset": 0, "limit": 20}
+- {"text": "spellclick", "offset": 0, "limit": 20}"""
+
 
 def build_messages(version: str, context: Mapping[str, Any]) -> list[dict[str, str]]:
     """The chat messages of one investigation call (system rules, user context)."""
     if version not in PROMPT_VERSIONS:
         raise ValueError(f"unknown prompt version {version!r}")
     if version in _PARTS_FAMILY:
-        system = [_RULES_V2, _SNAPSHOT_OPERATIONS_V2]
-        if version in _PROJECT_VERSIONS:
-            system.append(_PROJECT_OPERATION_V3)
+        system = [_RULES_V3, *_operation_sections(_offered(version, context))]
         user = _user_text_v3(version, context)
     elif version in _V2_FAMILY:
         system = [_RULES_V2, _SNAPSHOT_OPERATIONS_V2]
@@ -285,8 +338,119 @@ def _user_text_v2(version: str, context: Mapping[str, Any]) -> str:
 
 
 def _user_text_v3(version: str, context: Mapping[str, Any]) -> str:
-    """Version 2's order, every section from its own part of the context."""
-    return _user_text_v2_from(_case_lines(version, context), context)
+    """Stable parts first: the case brief (the same for every call of the case), then
+    the hypothesis (the same for its steps), then the evidence ledger of the whole case
+    (append-only lines, then the newest answers in full), then what changes per call."""
+    parts = [*_brief_lines(context), *_hypothesis_lines(context)]
+    parts.append("Evidence of this case, one line each (oldest first; any may be cited):")
+    parts += [entry["line"] for entry in context.get("ledger", ())] or ["(no evidence yet)"]
+    shown = context["evidence"]
+    if shown:
+        parts.append("Newest answers in full (older ones: their line above):")
+    for item in shown:
+        parts.append(f"{item['evidence_id']} answer: {item['view']}")
+        parts.append(f"  cite in {item['evidence_id']}: {citation_hints(item['payload'])}")
+    parts += _tail_lines(context, with_attempt=True)
+    return "\n".join(parts)
+
+
+def _brief_lines(context: Mapping[str, Any]) -> list[str]:
+    report = context["report"]
+    text = report["text"]
+    parts = [
+        f"Case {context['case_id']} (revision {context['analysis_revision']})",
+        f"Report title: {report['title']}",
+    ]
+    if len(text) > MAX_REPORT_CHARS:
+        parts.append(f"Report text (the first {MAX_REPORT_CHARS} of {len(text)} characters):")
+        parts.append(text[:MAX_REPORT_CHARS] + " …(cut)")
+    else:
+        parts.append("Report text:")
+        parts.append(text)
+    parts.append("What this case can read:")
+    sources = context["sources"]
+    if sources:
+        parts.append("- snapshot sources (source_ref, role, member):")
+        parts += [f"  {s['source_ref']} {s['role']} {s['member']}" for s in sources]
+    else:
+        parts.append("- no snapshot sources (no snapshot operation)")
+    brief = context.get("brief")
+    if brief is not None:
+        parts += _access_lines(brief)
+        parts.append("Project facts of the case build (P-IDs):")
+        parts.append(brief["facts_text"] or "(none fit)")
+        if brief["left_out"]:
+            parts.append(
+                f"Left out for room: {len(brief['left_out'])} facts "
+                f"({_id_ranges(brief['left_out'])})."
+            )
+            if _CASE_FACTS in _offered("", context):
+                parts.append('Read any of them with case.facts, e.g. {"ids": ["P1-P20"], ...}.')
+        if brief.get("unsearched"):
+            parts.append(brief["unsearched"])
+    return parts
+
+
+def _access_lines(brief: Mapping[str, Any]) -> list[str]:
+    tables = brief["tables"]
+    parts = []
+    if brief.get("commit"):
+        parts.append(f"- project source: the git repository at commit {brief['commit']}")
+    if brief.get("allowed") is not None:
+        parts.append(f"- database tables project.query may read: {_names(brief['allowed'])}")
+    parts.append(f"- tables the build read: {_names(tables['read'])}")
+    for code, names in tables["refused"].items():
+        parts.append(f"- tables refused ({code}): {_names(names)}")
+    if tables["absent"]:
+        parts.append(f"- tables absent from the database: {_names(tables['absent'])}")
+    return parts
+
+
+def _hypothesis_lines(context: Mapping[str, Any]) -> list[str]:
+    hypothesis = context["hypothesis"]
+    parts = [f"Hypothesis {hypothesis['id']}: {hypothesis['statement']}"]
+    if context.get("other_hypotheses"):
+        parts.append("Other hypotheses of the case:")
+        parts += [f"- {h['id']}: {h['statement']}" for h in context["other_hypotheses"]]
+    return parts
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "none"
+
+
+def _id_ranges(fact_ids: Sequence[str]) -> str:
+    """P3, P5-P9, P12: consecutive IDs as one range."""
+    numbers = sorted(int(f[1:]) for f in fact_ids)
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"P{a}" if a == b else f"P{a}-P{b}" for a, b in runs)
+
+
+def _offered(version: str, context: Mapping[str, Any]) -> Sequence[str]:
+    """The operations the context names (the controller stores the case's); a context
+    without them (written by hand) offers every operation of the version."""
+    if "operations" in context:
+        return list(context["operations"])
+    every = list(_SNAPSHOT_LINES_V2)
+    return [*every, "project.query"] if version in _PROJECT_VERSIONS else every
+
+
+def _operation_sections(operations: Sequence[str]) -> list[str]:
+    """Only the operations the case has (the answer schema offers the same ones)."""
+    snapshot = [line for op, line in _SNAPSHOT_LINES_V2.items() if op in operations]
+    sections = []
+    if snapshot:
+        sections.append("\n".join([_SNAPSHOT_HEADING_V2, *snapshot]))
+    if "project.query" in operations:
+        sections.append(_PROJECT_OPERATION_V3)
+    if _CASE_FACTS in operations:
+        sections.append(_CASE_FACTS_OPERATION_V3)
+    return sections
 
 
 def _user_text_v2_from(case_lines: list[str], context: Mapping[str, Any]) -> str:

@@ -1,0 +1,101 @@
+"""Facts on demand: a brief scaled to a small budget leaves facts out and says so;
+a model that needs one asks case.facts, sees it, and cites the answer. Needs the
+test services (real MariaDB, real git repository: scripts/with_test_services.sh)."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import orjson
+
+from tests.case.builder.conftest import (  # noqa: F401 (fixtures)
+    ResearchSetup,
+    case_spec,
+    mariadb,
+    research_setup,
+    source_repo,
+)
+from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
+from tests.investigation.package_fixtures import (
+    SETTINGS,
+    Stopped,
+    answer,
+    built_with_research,
+    scripted_client,
+)
+from viano_bug_analysis.case.package import load_package
+from viano_bug_analysis.investigation.controller import InvestigationController
+from viano_bug_analysis.investigation.evidence import EvidenceStore
+from viano_bug_analysis.investigation.project_context import load_index
+from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.investigation.token_budget import TokenBudget
+
+SMALL = TokenBudget(3072, "config", 512)
+
+
+def test_a_fact_left_out_of_the_brief_is_read_with_case_facts(
+    tmp_path: Path,
+    research_setup: ResearchSetup,  # noqa: F811 (the imported fixture)
+) -> None:
+    root = built_with_research(case_spec(tmp_path / "inputs"), tmp_path / "package", research_setup)
+    index = load_index(load_package(root))
+    assert index is not None
+    # The first call is stored before it is sent: stop there to learn what its
+    # brief leaves out (nothing is asked).
+
+    def stop(point: str) -> None:
+        if point == "H1-1-1-call":
+            raise Stopped(point)
+
+    with ScriptedLlmServer([]) as probe, contextlib.suppress(Stopped):
+        InvestigationController(
+            root,
+            model=scripted_client(probe),
+            settings=SETTINGS,
+            research=research_setup.research(),
+            token_budget=SMALL,
+            after_step=stop,
+        ).run()
+    call = StepLog(root).get("H1", 1, 1, "call")
+    assert call is not None
+    brief = call["context"]["brief"]
+    assert brief["left_out"], "the small budget leaves facts out"
+    wanted = brief["left_out"][-1]
+    assert "case.facts" in call["context"]["operations"]
+    ask = {
+        "kind": "tool",
+        "operation": "case.facts",
+        "arguments": {"ids": [wanted], "offset": 0, "limit": 5},
+    }
+    cite = [{"evidence_id": "E1", "role": "context", "reference": "/facts/0/view"}]
+    conclude = orjson.dumps(
+        {
+            "hypothesis_id": "H1",
+            "assessment": "undetermined",
+            "confidence": 0.3,
+            "evidence": cite,
+            "next": {"kind": "conclusion", "summary": "The fact read on demand says it."},
+        }
+    ).decode()
+    with ScriptedLlmServer([answer(ask), conclude]) as server:
+        outcome = InvestigationController(
+            root,
+            model=scripted_client(server),
+            settings=SETTINGS,
+            research=research_setup.research(),
+            token_budget=SMALL,
+        ).run()
+        first_prompt = server.requests[0].messages[-1]["content"]
+        second_prompt = server.requests[1].messages[-1]["content"]
+        system = server.requests[0].messages[0]["content"]
+    assert outcome.state == "concluded"
+    assert "Read any of them with case.facts" in first_prompt
+    assert 'operation "case.facts"' in system
+    (record,) = EvidenceStore(root).records()
+    assert record["kind"] == "case_facts"
+    assert f"{wanted} " in second_prompt.split("Newest answers in full")[1]
+    stored = StepLog(root).outcome("H1")
+    assert stored is not None and stored["citations"][0]["provenance"]["kind"] == "case_facts"
+    for message in (first_prompt, second_prompt):
+        assert "sha256" not in message and "capture:" not in message
