@@ -127,6 +127,7 @@ def step_schema(
     properties = root["properties"]
     properties["hypothesis_id"] = {"type": "string", "const": hypothesis_id}
     evidence = properties["evidence"]
+    plain_item = copy.deepcopy(evidence["items"])
     visible = sorted(visible_evidence_ids, key=_evidence_order)
     if not visible:
         evidence["maxItems"] = 0  # nothing can be cited yet
@@ -140,6 +141,20 @@ def step_schema(
                 for e in visible
             ]
         }
+    if case_facts:
+        # A fact of the case build, by its P-ID (the contract checks it exists and
+        # the resolver that the reference resolves in it).
+        fact = plain_item
+        fact["properties"]["evidence_id"] = {"type": "string", "pattern": "^P[1-9][0-9]*$"}
+        items = evidence.get("items")
+        cited = items["anyOf"] if isinstance(items, dict) and "anyOf" in items else None
+        if cited is not None:
+            cited.append(fact)
+        elif not visible:
+            evidence.pop("maxItems", None)
+            evidence["items"] = fact
+        else:
+            evidence["items"] = {"anyOf": [items, fact]}
     allowed = set(_operations(research, case_facts=case_facts))
     variants = []
     for variant in properties["next"]["anyOf"]:

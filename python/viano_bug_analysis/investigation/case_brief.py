@@ -7,21 +7,23 @@ however the views change later.
 
 Scaled to the token budget, in this order: the parts every call has (the rules,
 the operations, the report, what the case can read, the hypothesis, the ledger
-lines, feedback) are measured first; of the room left, up to half goes to the
-fact sections of the enrichment index (``facts.brief.fact_sections``; what does
-not fit is left out whole and named), the rest to the newest answers in full,
-newest first (``tools.answer_view.answer_view``, each at most
-``MAX_ANSWER_CHARS``). An older answer keeps its ledger line.
+lines, feedback) are measured first; of the room left, up to a fifth of the
+prompt's room in the window goes to the fact sections of the enrichment index
+(``facts.brief.fact_sections``; what does not fit is left out whole and named),
+up to as much to the newest answers in full, newest first
+(``tools.answer_view.answer_view``, each at most ``MAX_ANSWER_CHARS``). An older
+answer keeps its ledger line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from viano_bug_analysis.facts.brief import fact_sections, table_access
 from viano_bug_analysis.facts.query import facts_view
-from viano_bug_analysis.investigation.evidence import CASE_FACTS_KIND
+from viano_bug_analysis.investigation.evidence import CASE_FACTS_KIND, citation_hints
 from viano_bug_analysis.investigation.recovery.repair import CASE_FACTS_OPERATION
 from viano_bug_analysis.investigation.token_budget import (
     DEFAULT_CONTEXT_TOKENS,
@@ -35,8 +37,15 @@ MAX_ANSWER_CHARS = 6000
 # What the fit leaves unused: the count is conservative already; this keeps a
 # rounding in the scaled parts from tipping a request over.
 _MARGIN_TOKENS = 64
-_FACTS_SHARE = 0.5
+# Of the prompt's room in the window: at most this share for the fact sections and
+# as much for the answers shown in full. A fifth each keeps a step near a third of
+# the window, so a case of many steps stays small (a model asks for more:
+# case.facts, and an older answer's line names its E-ID).
+_FACTS_SHARE = 0.2
+_ANSWERS_SHARE = 0.2
 _SCALE_ROUNDS = 8
+_MIN_ANSWER_TOKENS = 64  # less room than this: the answer keeps its ledger line only
+_HEADING_TOKENS = 24  # the "newest answers" heading, once, spread over the answers
 
 Build = Callable[[Mapping[str, Any]], list[dict[str, str]]]
 
@@ -103,31 +112,72 @@ def fit(
     ``answers``: every evidence item of the case, oldest first, each with
     evidence_id, hypothesis_id, kind, operation, request and payload."""
     limit = budget.prompt_tokens if budget is not None else DEFAULT_CONTEXT_TOKENS // 2
-    room = limit - message_tokens(build(context)) - _MARGIN_TOKENS
     brief = context.get("brief")
-    if brief is not None and index is not None and room > 0:
-        share = int(room * _FACTS_SHARE)
-        sections = _scaled(lambda chars: fact_sections(index, max_chars=chars), share)
-        brief["facts_text"] = sections.text if sections is not None else ""
-        brief["left_out"] = (
-            list(sections.left_out)
-            if sections is not None
-            else [f["fact_id"] for f in index.get("facts", ())]
-        )
-        room -= count_tokens(brief["facts_text"]) + 32
+    if brief is not None and index is not None:
+        # Measured without what changes from step to step (the ledger, the answers,
+        # feedback), so the facts are the same in every step of a hypothesis and the
+        # prompt's prefix stays cacheable; the answers' share is kept free for them.
+        steady = {
+            **context,
+            "ledger": [],
+            "evidence": [],
+            "feedback": [],
+            "recovery_notes": [],
+        }
+        reserve = int(limit * _ANSWERS_SHARE) + _MARGIN_TOKENS
+        share = min(int(limit * _FACTS_SHARE), limit - reserve - message_tokens(build(steady)))
+        for _ in range(_SCALE_ROUNDS):
+            if share <= 0:
+                _set_facts(brief, index, None)
+                break
+            _set_facts(brief, index, _scaled(lambda c: fact_sections(index, max_chars=c), share))
+            steady["brief"] = brief
+            # The left-out lines grow as the sections shrink: measure the whole.
+            over = message_tokens(build(steady)) - (limit - reserve)
+            if over <= 0:
+                break
+            share -= over + _MARGIN_TOKENS
+    room = limit - _MARGIN_TOKENS - message_tokens(build(context))
     shown: list[dict[str, Any]] = []
     for item in reversed(answers):
-        if room <= 0:
+        # Each answer as much as the room left allows (a cut one says so); the
+        # newest first, so the answer to the last request is always there.
+        cite = f"  cite in {item['evidence_id']}: {citation_hints(item['payload'])}"
+        fixed = count_tokens(f"{item['evidence_id']} answer: \n{cite}") + _HEADING_TOKENS
+        if room - fixed < _MIN_ANSWER_TOKENS:
             break
-        chars = min(MAX_ANSWER_CHARS, room * 2)
-        text = _view(item, chars)
-        cost = count_tokens(text) + 2 * count_tokens(item["evidence_id"]) + 48
-        if cost > room:
+        view = _scaled(
+            lambda c, item=item: _Text(_view(item, min(c, MAX_ANSWER_CHARS))), room - fixed
+        )
+        if view is None:
             break
-        room -= cost
-        shown.append({**item, "view": text})
+        room -= fixed + count_tokens(view.text)
+        shown.append({**item, "view": view.text})
     context["evidence"] = list(reversed(shown))
+    # The count above is per part; the whole request is what must fit. Should the
+    # parts' rounding tip it over, the oldest answer shown goes back to its line.
+    while context["evidence"] and message_tokens(build(context)) > limit:
+        context["evidence"] = context["evidence"][1:]
     return context
+
+
+@dataclass(frozen=True)
+class _Text:
+    text: str
+
+
+def _set_facts(brief: dict[str, Any], index: Mapping[str, Any], sections: Any) -> None:
+    facts = index.get("facts", ())
+    brief["facts_text"] = sections.text if sections is not None else ""
+    brief["left_out"] = (
+        list(sections.left_out) if sections is not None else [f["fact_id"] for f in facts]
+    )
+    kinds = {f["fact_id"]: f["kind"] for f in facts}
+    counted: dict[str, int] = {}
+    for fact_id in brief["left_out"]:
+        counted[kinds[fact_id]] = counted.get(kinds[fact_id], 0) + 1
+    # What kinds of fact were left out, most first: what there is to ask for.
+    brief["left_out_kinds"] = dict(sorted(counted.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _view(item: Mapping[str, Any], chars: int) -> str:

@@ -64,6 +64,7 @@ from viano_bug_analysis.investigation.checkpoints import (
 )
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.evidence import (
+    CaseFacts,
     CitationResolver,
     EvidenceError,
     EvidenceStore,
@@ -297,6 +298,16 @@ class InvestigationController:
     ) -> dict[str, Any] | None:
         hid = hypothesis["id"]
         log = self._log
+        if (step, attempt) == (1, 1) and log.get(hid, 1, 1, "decision") is None:
+            first = first_query_decision(hypothesis, epoch(self._checkpoints))
+            if first is not None and self._operation_check(first["response"]):
+                first = None  # a project.query with research off now: the model asks
+            if first is not None:
+                # The interpretation proposed the first query to test this hypothesis:
+                # it is step 1, run without asking the model again.
+                log.put(hid, 1, 1, "decision", first)
+                self._hook(f"{hid}-1-1-decision")
+                return first
 
         def new_call() -> dict[str, Any]:
             version = CURRENT_PROJECT_VERSION if self._research else CURRENT_VERSION
@@ -331,6 +342,10 @@ class InvestigationController:
     ) -> dict[str, Any]:
         hid = hypothesis["id"]
         visible = frozenset(_citable(call["context"]))
+        if _reads_facts(call["context"]):
+            # Version 2 answers may cite the case build's facts by P-ID.
+            facts = case_facts(load_package(self._root))
+            visible |= frozenset(facts.by_id if facts is not None else ())
         contract = ResponseContract(
             hypothesis_id=hid,
             visible_evidence_ids=visible,
@@ -739,7 +754,7 @@ class InvestigationController:
             e["source_ref"]: e["member"]
             for e in package.case["source_context"] + package.case["database_context"]
         }
-        return CitationResolver(self._evidence, members)
+        return CitationResolver(self._evidence, members, case_facts(package))
 
     def _previous_feedback(
         self, hid: str, step: int, attempt: int
@@ -773,6 +788,53 @@ class InvestigationController:
                 notes = record.get("notes", [])
                 break
         return feedback, notes
+
+
+def case_facts(package: Any) -> CaseFacts | None:
+    """The revision's enrichment facts, citable by P-ID (None without an index)."""
+    index = load_index(package)
+    if index is None:
+        return None
+    return CaseFacts.of(package.case["project_research"]["index"], index)
+
+
+def first_query_decision(
+    hypothesis: Mapping[str, Any], current_epoch: int
+) -> dict[str, Any] | None:
+    """Step 1 of a hypothesis the case interpreter proposed: its first query, as an
+    accepted decision that says where it comes from (``from_interpretation``: the
+    call record the interpretation was accepted from). None for a hypothesis
+    without one (an operator's)."""
+    origin = hypothesis.get("origin")
+    first = origin.get("first_query") if isinstance(origin, Mapping) else None
+    if not isinstance(first, Mapping):
+        return None
+    step = {
+        "kind": "tool",
+        "operation": first["operation"],
+        "arguments": first["arguments"],
+        "rationale": "The first query the case interpretation proposed to test this "
+        "hypothesis; run as step 1 without asking the model again.",
+    }
+    return {
+        "status": "accepted",
+        "response": {
+            "hypothesis_id": hypothesis["id"],
+            "assessment": "undetermined",
+            "confidence": 0,
+            "evidence": [],
+            "next": step,
+        },
+        "reason": None,
+        "hint": None,
+        "violations": [],
+        "applied_rules": [],
+        "notes": [],
+        "feedback": [],
+        "invalid_responses": 0,
+        "epoch": current_epoch,
+        "from_interpretation": origin.get("call_record_sha256"),
+    }
 
 
 def _reads_facts(context: Mapping[str, Any]) -> bool:

@@ -384,6 +384,9 @@ def _brief_lines(context: Mapping[str, Any]) -> list[str]:
                 f"Left out for room: {len(brief['left_out'])} facts "
                 f"({_id_ranges(brief['left_out'])})."
             )
+            if brief.get("left_out_kinds"):
+                counts = ", ".join(f"{k} {n}" for k, n in brief["left_out_kinds"].items())
+                parts.append(f"Of these, by kind: {counts}.")
             if _CASE_FACTS in _offered("", context):
                 parts.append('Read any of them with case.facts, e.g. {"ids": ["P1-P20"], ...}.')
         if brief.get("unsearched"):
