@@ -43,6 +43,7 @@ _MARGIN_TOKENS = 64
 # case.facts, and an older answer's line names its E-ID).
 _FACTS_SHARE = 0.2
 _ANSWERS_SHARE = 0.2
+_INTERPRETATION_FACTS_SHARE = 0.5
 _SCALE_ROUNDS = 8
 _MIN_ANSWER_TOKENS = 64  # less room than this: the answer keeps its ledger line only
 _HEADING_TOKENS = 24  # the "newest answers" heading, once, spread over the answers
@@ -68,6 +69,34 @@ def brief_of(index: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "facts_text": "",
         "left_out": [],
     }
+
+
+def fit_interpretation(
+    context: dict[str, Any],
+    *,
+    build: Build,
+    budget: TokenBudget | None,
+    index: Mapping[str, Any],
+) -> None:
+    """The interpretation's brief: one call, so the facts may take the room the
+    prompt leaves, up to ``_INTERPRETATION_FACTS_SHARE`` of it; ``brief["shown"]``
+    names the facts shown (the labels a hypothesis may rest on)."""
+    limit = budget.prompt_tokens if budget is not None else DEFAULT_CONTEXT_TOKENS // 2
+    brief = context["brief"]
+    share = min(
+        int(limit * _INTERPRETATION_FACTS_SHARE),
+        limit - _MARGIN_TOKENS - message_tokens(build(context)),
+    )
+    for _ in range(_SCALE_ROUNDS):
+        sections = (
+            _scaled(lambda c: fact_sections(index, max_chars=c), share) if share > 0 else None
+        )
+        _set_facts(brief, index, sections)
+        brief["shown"] = list(sections.shown) if sections is not None else []
+        over = message_tokens(build(context)) - (limit - _MARGIN_TOKENS)
+        if over <= 0 or sections is None:
+            return
+        share -= over + _MARGIN_TOKENS
 
 
 def shown_request(record: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:

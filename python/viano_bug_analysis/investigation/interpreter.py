@@ -67,6 +67,7 @@ from viano_bug_analysis.investigation.answer_schema import (
     structured_reply,
 )
 from viano_bug_analysis.investigation.budget import BudgetManager
+from viano_bug_analysis.investigation.case_brief import brief_of, fit_interpretation
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
     CONCLUDED,
@@ -80,6 +81,7 @@ from viano_bug_analysis.investigation.interpretation_prompt import (
     MAX_HYPOTHESES,
     PROJECT_OPERATION,
     PROMPT_VERSION,
+    PROMPT_VERSIONS,
     REPORT_LABEL,
     build_messages,
     label_order,
@@ -101,7 +103,7 @@ from viano_bug_analysis.investigation.model_call import (
     invalid_count,
     stored_policy,
 )
-from viano_bug_analysis.investigation.project_context import project_prompt_context
+from viano_bug_analysis.investigation.project_context import load_index
 from viano_bug_analysis.investigation.recovery import (
     CallRecordStore,
     RecoveryContext,
@@ -294,7 +296,7 @@ class CaseInterpreter:
                 "prompt_version": PROMPT_VERSION,
                 "context": self._context(package, log, attempt),
             },
-            messages=lambda call: build_messages(call["context"]),
+            messages=lambda call: build_messages(call["context"], call["prompt_version"]),
             answer=lambda call: self._answer_schema(call["context"]),
             recover=lambda call, reply: self._recover(call["context"], reply["chat"], attempt),
             invalid_count=lambda: invalid_count(log.decisions(), epoch(self._checkpoints)),
@@ -590,11 +592,10 @@ class CaseInterpreter:
             for e in case["source_context"] + case["database_context"]
         ]
         operations = [*SNAPSHOT_OPERATIONS]
+        index = None
         if self._research:
             operations.append(PROJECT_OPERATION)
-            project = project_prompt_context(package)
-            for fact in (project or {}).get("facts", []):
-                facts.append({"label": fact["fact_id"], "kind": "project_fact", "fact": fact})
+            index = load_index(package)
         if len(facts) == 1 and not self._research:
             raise InterpretationError(
                 "interpretation_without_sources",
@@ -620,6 +621,18 @@ class CaseInterpreter:
         previous = log.get(attempt - 1, "decision") if attempt > 1 else None
         if previous is not None and previous.get("feedback"):
             context["feedback"] = previous["feedback"]
+        brief = brief_of(index)
+        if brief is not None:
+            context["brief"] = brief
+            # Scaled to the budget; the facts shown are the labels a hypothesis may
+            # rest on (the investigation can read the others).
+            fit_interpretation(
+                context,
+                build=lambda c: build_messages(c, PROMPT_VERSION),
+                budget=self._tokens,
+                index=index,
+            )
+            facts += [{"label": f, "kind": "project_fact"} for f in brief["shown"]]
         return context
 
     # -- state derived from the records --------------------------------------------------
@@ -665,7 +678,7 @@ def _name(attempt: int, event: str) -> str:
 
 
 def _is_call(record: dict[str, Any]) -> bool:
-    return record.get("prompt_version") == PROMPT_VERSION and isinstance(
+    return record.get("prompt_version") in PROMPT_VERSIONS and isinstance(
         record.get("context"), dict
     )
 

@@ -355,18 +355,8 @@ def _user_text_v3(version: str, context: Mapping[str, Any]) -> str:
 
 
 def _brief_lines(context: Mapping[str, Any]) -> list[str]:
-    report = context["report"]
-    text = report["text"]
-    parts = [
-        f"Case {context['case_id']} (revision {context['analysis_revision']})",
-        f"Report title: {report['title']}",
-    ]
-    if len(text) > MAX_REPORT_CHARS:
-        parts.append(f"Report text (the first {MAX_REPORT_CHARS} of {len(text)} characters):")
-        parts.append(text[:MAX_REPORT_CHARS] + " …(cut)")
-    else:
-        parts.append("Report text:")
-        parts.append(text)
+    parts = [f"Case {context['case_id']} (revision {context['analysis_revision']})"]
+    parts += bounded_report(context["report"])
     parts.append("What this case can read:")
     sources = context["sources"]
     if sources:
@@ -376,13 +366,13 @@ def _brief_lines(context: Mapping[str, Any]) -> list[str]:
         parts.append("- no snapshot sources (no snapshot operation)")
     brief = context.get("brief")
     if brief is not None:
-        parts += _access_lines(brief)
+        parts += access_lines(brief)
         parts.append("Project facts of the case build (P-IDs):")
         parts.append(brief["facts_text"] or "(none fit)")
         if brief["left_out"]:
             parts.append(
                 f"Left out for room: {len(brief['left_out'])} facts "
-                f"({_id_ranges(brief['left_out'])})."
+                f"({id_ranges(brief['left_out'])})."
             )
             if brief.get("left_out_kinds"):
                 counts = ", ".join(f"{k} {n}" for k, n in brief["left_out_kinds"].items())
@@ -394,7 +384,21 @@ def _brief_lines(context: Mapping[str, Any]) -> list[str]:
     return parts
 
 
-def _access_lines(brief: Mapping[str, Any]) -> list[str]:
+def bounded_report(report: Mapping[str, Any]) -> list[str]:
+    """The report's title and text, the text cut at ``MAX_REPORT_CHARS`` with a note."""
+    text = report["text"]
+    parts = [f"Report title: {report['title']}"]
+    if len(text) > MAX_REPORT_CHARS:
+        parts.append(f"Report text (the first {MAX_REPORT_CHARS} of {len(text)} characters):")
+        parts.append(text[:MAX_REPORT_CHARS] + " …(cut)")
+    else:
+        parts.append("Report text:")
+        parts.append(text)
+    return parts
+
+
+def access_lines(brief: Mapping[str, Any]) -> list[str]:
+    """What the project research can read: the commit, the tables read, refused, absent."""
     tables = brief["tables"]
     parts = []
     if brief.get("commit"):
@@ -422,7 +426,7 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(names) if names else "none"
 
 
-def _id_ranges(fact_ids: Sequence[str]) -> str:
+def id_ranges(fact_ids: Sequence[str]) -> str:
     """P3, P5-P9, P12: consecutive IDs as one range."""
     numbers = sorted(int(f[1:]) for f in fact_ids)
     runs: list[list[int]] = []
@@ -507,6 +511,9 @@ __all__ = [
     "CURRENT_VERSION",
     "PROJECT_PROMPT_VERSIONS",
     "PROMPT_VERSIONS",
+    "access_lines",
+    "bounded_report",
     "build_messages",
+    "id_ranges",
     "prompt_text",
 ]
