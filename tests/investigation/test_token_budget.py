@@ -21,18 +21,19 @@ from viano_bug_analysis.investigation.token_budget import (
 )
 
 
-def test_digits_count_one_token_each_and_other_bytes_one_per_three() -> None:
+def test_digits_one_token_each_other_ascii_one_per_two_and_a_half_bytes() -> None:
     assert count_tokens("") == 0
-    assert count_tokens("abc") == 1
-    assert count_tokens("abcd") == 2  # rounded up
+    assert count_tokens("abcde") == 2
+    assert count_tokens("abcdef") == 3  # rounded up
     assert count_tokens("12345") == 5
-    assert count_tokens("é") == 1  # two UTF-8 bytes
-    assert count_tokens("ID 90001") == 5 + 1
+    assert count_tokens("90001 90002") == 11  # the space between is a token of its own
+    assert count_tokens("é") == 2  # beyond ASCII: two tokens a character
+    assert count_tokens("任务") == 4
 
 
 def test_a_request_counts_its_messages_and_overheads() -> None:
-    messages = [{"role": "system", "content": "abc"}, {"role": "user", "content": "123"}]
-    assert message_tokens(messages) == REQUEST_OVERHEAD + 2 * MESSAGE_OVERHEAD + 1 + 3
+    messages = [{"role": "system", "content": "abcde"}, {"role": "user", "content": "123"}]
+    assert message_tokens(messages) == REQUEST_OVERHEAD + 2 * MESSAGE_OVERHEAD + 2 + 3
     assert reservation(messages, 100) == message_tokens(messages) + 100
 
 
@@ -47,10 +48,10 @@ def test_the_window_comes_from_the_config_else_the_server_else_the_default() -> 
 
 def test_a_prompt_that_does_not_fit_is_a_typed_error_naming_the_budget() -> None:
     budget = TokenBudget(2048, "config", 1024)
-    fits = [{"role": "user", "content": "x" * 2900}]
+    fits = [{"role": "user", "content": "x" * 2400}]
     assert budget.check(fits, what="investigation") == message_tokens(fits)
     with pytest.raises(ContextBudgetError) as caught:
-        budget.check([{"role": "user", "content": "x" * 3200}], what="investigation")
+        budget.check([{"role": "user", "content": "x" * 2600}], what="investigation")
     err = caught.value
     assert err.code == "context_budget_exceeded"
     assert err.details["context_tokens"] == 2048 and err.details["answer_tokens"] == 1024

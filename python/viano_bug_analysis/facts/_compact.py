@@ -24,7 +24,7 @@ _HIDDEN = frozenset(
         "complete_filtered_rows",
     }
 )
-_EMPTY = (None, "", 0, [], {})
+_EMPTY: tuple[Any, ...] = (None, "", 0, [], {})
 
 
 def compact(fact: Mapping[str, Any]) -> str:

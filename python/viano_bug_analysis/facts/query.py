@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 from viano_bug_analysis.errors import ToolError
 from viano_bug_analysis.facts._compact import compact
@@ -92,7 +92,7 @@ def _ids(ids: Any) -> set[int] | None:
     for position, item in enumerate(ids):
         match = _ID.fullmatch(item) if isinstance(item, str) else None
         if match is None:
-            _invalid(f"/ids/{position}", "not a fact ID such as P12 or a range P40-P44")
+            return _invalid(f"/ids/{position}", "not a fact ID such as P12 or a range P40-P44")
         first = int(match.group(1))
         last = int(match.group(2) or first)
         if last < first or last - first >= 1000:
@@ -109,7 +109,7 @@ def _names(fact: Mapping[str, Any], entity: Mapping[str, Any]) -> bool:
     )
 
 
-def _invalid(pointer: str, problem: str, **fields: Any) -> Any:
+def _invalid(pointer: str, problem: str, **fields: Any) -> NoReturn:
     raise ToolError(
         "invalid_argument",
         f"case.facts arguments {pointer}: {problem}",

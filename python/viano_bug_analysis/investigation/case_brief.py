@@ -175,9 +175,7 @@ def fit(
         fixed = count_tokens(f"{item['evidence_id']} answer: \n{cite}") + _HEADING_TOKENS
         if room - fixed < _MIN_ANSWER_TOKENS:
             break
-        view = _scaled(
-            lambda c, item=item: _Text(_view(item, min(c, MAX_ANSWER_CHARS))), room - fixed
-        )
+        view = _scaled(_viewer(item), room - fixed)
         if view is None:
             break
         room -= fixed + count_tokens(view.text)
@@ -193,6 +191,13 @@ def fit(
 @dataclass(frozen=True)
 class _Text:
     text: str
+
+
+def _viewer(item: Mapping[str, Any]) -> Callable[[int], _Text]:
+    def render(chars: int) -> _Text:
+        return _Text(_view(item, min(chars, MAX_ANSWER_CHARS)))
+
+    return render
 
 
 def _set_facts(brief: dict[str, Any], index: Mapping[str, Any], sections: Any) -> None:

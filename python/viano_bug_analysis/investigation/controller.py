@@ -806,7 +806,9 @@ def first_query_decision(
     call record the interpretation was accepted from). None for a hypothesis
     without one (an operator's)."""
     origin = hypothesis.get("origin")
-    first = origin.get("first_query") if isinstance(origin, Mapping) else None
+    if not isinstance(origin, Mapping):
+        return None
+    first = origin.get("first_query")
     if not isinstance(first, Mapping):
         return None
     step = {

@@ -622,7 +622,7 @@ class CaseInterpreter:
         if previous is not None and previous.get("feedback"):
             context["feedback"] = previous["feedback"]
         brief = brief_of(index)
-        if brief is not None:
+        if brief is not None and index is not None:
             context["brief"] = brief
             # Scaled to the budget; the facts shown are the labels a hypothesis may
             # rest on (the investigation can read the others).
