@@ -91,6 +91,19 @@ def _interpret(
     return interpreter.run()
 
 
+def _allowed_tables(path: Any) -> list[str] | None:
+    """The tables the research configuration allowlists (every database), for the
+    case brief; None without research or without a database."""
+    if path is None:
+        return None
+    from viano_bug_analysis.project_research import load_config
+
+    database = load_config(path).database
+    if database is None:
+        return None
+    return sorted({table for tables in database.allow.values() for table in tables})
+
+
 def token_budget(config: InvestigationConfig) -> TokenBudget:
     """The context window of this configuration's requests: ``[llm] context_tokens``,
     else what the server advertises, else the default (investigation/token_budget.py)."""
@@ -180,6 +193,7 @@ def investigate_package(
             router=profile.router(),
             progress=progress,
             token_budget=token_budget(config),
+            readable_tables=_allowed_tables(config.research_config),
         )
         outcome = controller.run()
     progress.done()

@@ -144,10 +144,12 @@ class InvestigationController:
         progress: Progress | None = None,
         after_step: StepHook | None = None,
         token_budget: TokenBudget | None = None,
+        readable_tables: list[str] | None = None,
     ) -> None:
         """``token_budget``: the context window every request must fit (``vba
         investigate`` resolves it from the configuration or the server); without
-        it requests are not measured against a window."""
+        it requests are not measured against a window. ``readable_tables``: the
+        tables the research configuration allowlists, shown in the case brief."""
         self._root = Path(package_path)
         self._layout = PackageLayout(self._root)
         self._model = model
@@ -157,6 +159,7 @@ class InvestigationController:
         self._progress = progress or (lambda _text: None)
         self._hook = after_step or (lambda _point: None)
         self._tokens = token_budget
+        self._readable = readable_tables
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -721,6 +724,7 @@ class InvestigationController:
         }
         brief = brief_of(index)
         if brief is not None:
+            brief["allowed"] = self._readable
             context["brief"] = brief
         feedback, notes = self._previous_feedback(hid, step, attempt)
         if feedback:
