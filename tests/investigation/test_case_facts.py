@@ -33,7 +33,7 @@ from viano_bug_analysis.investigation.token_budget import TokenBudget
 from viano_bug_analysis.investigation.verdict import VerdictStore
 from viano_bug_analysis.report import build_report
 
-SMALL = TokenBudget(3072, "config", 512)
+SMALL = TokenBudget(4096, "config", 512)
 
 
 def test_a_fact_left_out_of_the_brief_is_read_with_case_facts(
@@ -96,7 +96,7 @@ def test_a_fact_left_out_of_the_brief_is_read_with_case_facts(
     assert 'operation "case.facts"' in system
     (record,) = EvidenceStore(root).records()
     assert record["kind"] == "case_facts"
-    assert f"{wanted} " in second_prompt.split("Newest answers in full")[1]
+    assert f"  answer: {wanted} " in second_prompt
     stored = StepLog(root).outcome("H1")
     assert stored is not None and stored["citations"][0]["provenance"]["kind"] == "case_facts"
     for message in (first_prompt, second_prompt):

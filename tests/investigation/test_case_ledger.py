@@ -7,11 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 from tests.case.builder.conftest import case_spec
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import CONCLUDE, FIND, SETTINGS, answer, scripted_client
 from viano_bug_analysis.case.builder import CaseBuilder
+from viano_bug_analysis.errors import ContextBudgetError
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.steps import StepLog
 from viano_bug_analysis.investigation.token_budget import TokenBudget
@@ -54,7 +56,7 @@ def test_a_conclusion_cites_evidence_another_hypothesis_took(tmp_path: Path) -> 
     assert outcome.state == "concluded"
     # H2's first prompt lists H1's evidence in the ledger and shows it in full.
     assert "E1 (H1) source.find_text QuestID: 1 matches" in h2_prompt
-    assert "E1 answer: " in h2_prompt
+    assert "E1 (H1) source.find_text QuestID: 1 matches\n  answer: " in h2_prompt
     stored = StepLog(root).outcome("H2")
     assert stored is not None and stored["reason"] == "concluded"
     assert stored["citations"][0]["evidence_id"] == "E1"
@@ -74,3 +76,21 @@ def test_a_refused_request_is_explained_with_what_was_wrong(tmp_path: Path) -> N
     dispatch = StepLog(root).get("H1", 1, 1, "dispatch")
     assert dispatch is not None and dispatch["refusal"]["code"] == dispatch["rejected"]
     assert f"refused by the tool ({dispatch['rejected']})" in retry
+
+
+def test_a_case_whose_least_prompt_does_not_fit_is_refused_before_anything_is_sent(
+    tmp_path: Path,
+) -> None:
+    root = _two_hypotheses(tmp_path)
+    with ScriptedLlmServer([answer(CONCLUDE)]) as server:
+        with pytest.raises(ContextBudgetError) as caught:
+            InvestigationController(
+                root,
+                model=scripted_client(server),
+                settings=SETTINGS,
+                token_budget=TokenBudget(2048, "config", 1024),
+            ).run()
+        assert server.requests == []
+    assert caught.value.code == "context_budget_exceeded"
+    assert caught.value.details["context_tokens"] == 2048
+    assert "context_tokens" in caught.value.message

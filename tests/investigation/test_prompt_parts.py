@@ -69,8 +69,8 @@ def _hostile_v3() -> dict[str, Any]:
 HEADINGS += [
     "What this case can read:",
     "Project facts of the case build (P-IDs):",
-    "Evidence of this case, one line each (oldest first; any may be cited):",
-    "Newest answers in full (older ones: their line above):",
+    "Evidence of this case in the order it was taken, one line each, the newest "
+    "answers under their line (any may be cited):",
 ]
 
 

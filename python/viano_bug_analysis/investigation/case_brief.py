@@ -46,7 +46,7 @@ _ANSWERS_SHARE = 0.2
 _INTERPRETATION_FACTS_SHARE = 0.5
 _SCALE_ROUNDS = 8
 _MIN_ANSWER_TOKENS = 64  # less room than this: the answer keeps its ledger line only
-_HEADING_TOKENS = 24  # the "newest answers" heading, once, spread over the answers
+_LINE_TOKENS = 8  # the line breaks and indentation of an answer shown
 
 Build = Callable[[Mapping[str, Any]], list[dict[str, str]]]
 
@@ -172,7 +172,7 @@ def fit(
         # Each answer as much as the room left allows (a cut one says so); the
         # newest first, so the answer to the last request is always there.
         cite = f"  cite in {item['evidence_id']}: {citation_hints(item['payload'])}"
-        fixed = count_tokens(f"{item['evidence_id']} answer: \n{cite}") + _HEADING_TOKENS
+        fixed = count_tokens(f"  answer: \n{cite}") + _LINE_TOKENS
         if room - fixed < _MIN_ANSWER_TOKENS:
             break
         view = _scaled(_viewer(item), room - fixed)
@@ -211,7 +211,10 @@ def _set_facts(brief: dict[str, Any], index: Mapping[str, Any], sections: Any) -
     for fact_id in brief["left_out"]:
         counted[kinds[fact_id]] = counted.get(kinds[fact_id], 0) + 1
     # What kinds of fact were left out, most first: what there is to ask for.
-    brief["left_out_kinds"] = dict(sorted(counted.items(), key=lambda kv: (-kv[1], kv[0])))
+    # A list of pairs, not an object: a stored object comes back with sorted keys.
+    brief["left_out_kinds"] = [
+        [kind, count] for kind, count in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
 
 
 def _view(item: Mapping[str, Any], chars: int) -> str:

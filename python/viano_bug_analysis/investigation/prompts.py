@@ -340,16 +340,23 @@ def _user_text_v2(version: str, context: Mapping[str, Any]) -> str:
 def _user_text_v3(version: str, context: Mapping[str, Any]) -> str:
     """Stable parts first: the case brief (the same for every call of the case), then
     the hypothesis (the same for its steps), then the evidence ledger of the whole case
-    (append-only lines, then the newest answers in full), then what changes per call."""
+    in the order it was taken (append-only: each record's line, the newest answers
+    under their line), then what changes per call."""
     parts = [*_brief_lines(context), *_hypothesis_lines(context)]
-    parts.append("Evidence of this case, one line each (oldest first; any may be cited):")
-    parts += [entry["line"] for entry in context.get("ledger", ())] or ["(no evidence yet)"]
-    shown = context["evidence"]
-    if shown:
-        parts.append("Newest answers in full (older ones: their line above):")
-    for item in shown:
-        parts.append(f"{item['evidence_id']} answer: {item['view']}")
-        parts.append(f"  cite in {item['evidence_id']}: {citation_hints(item['payload'])}")
+    parts.append(
+        "Evidence of this case in the order it was taken, one line each, the newest "
+        "answers under their line (any may be cited):"
+    )
+    shown = {item["evidence_id"]: item for item in context["evidence"]}
+    ledger = context.get("ledger", ())
+    for entry in ledger:
+        parts.append(entry["line"])
+        item = shown.get(entry["evidence_id"])
+        if item is not None:
+            parts.append(f"  answer: {item['view']}")
+            parts.append(f"  cite in {item['evidence_id']}: {citation_hints(item['payload'])}")
+    if not ledger:
+        parts.append("(no evidence yet)")
     parts += _tail_lines(context, with_attempt=True)
     return "\n".join(parts)
 
@@ -375,7 +382,7 @@ def _brief_lines(context: Mapping[str, Any]) -> list[str]:
                 f"({id_ranges(brief['left_out'])})."
             )
             if brief.get("left_out_kinds"):
-                counts = ", ".join(f"{k} {n}" for k, n in brief["left_out_kinds"].items())
+                counts = ", ".join(f"{k} {n}" for k, n in brief["left_out_kinds"])
                 parts.append(f"Of these, by kind: {counts}.")
             if _CASE_FACTS in _offered("", context):
                 parts.append('Read any of them with case.facts, e.g. {"ids": ["P1-P20"], ...}.')
