@@ -4,9 +4,10 @@
     python scripts/sync_schemas.py --check   # exit 1 if any copy or derived part drifted
 
 Derived parts first: a schema that embeds another one under ``$defs/<name>``
-(``investigation-response-v*`` embeds ``project-query-v1``, so the answer
-schema stands alone for a model's grammar) gets the embedded copy
-regenerated from ``schemas/<name>.schema.json``; only the embedded copy is
+(``investigation-response-v1`` embeds ``project-query-v1`` and
+``investigation-request-v1``, ``-v2`` their second versions and
+``case-facts-query-v1``, so the answer schema stands alone for a model's
+grammar) gets the embedded copy regenerated from ``schemas/<name>.schema.json``; only the embedded copy is
 rewritten, in the files' own form (two-space indent, UTF-8 as written).
 
 ``schemas/`` at the repository root is the source of truth; the package
@@ -29,7 +30,13 @@ PATTERN = "*.schema.json"
 
 
 # (embedding schema glob, embedded schema name): the copies kept in step with their source.
-EMBEDDED = (("investigation-response-v*.schema.json", "project-query-v1"),)
+EMBEDDED = (
+    ("investigation-response-v*.schema.json", "project-query-v1"),
+    ("investigation-response-v*.schema.json", "project-query-v2"),
+    ("investigation-response-v*.schema.json", "investigation-request-v1"),
+    ("investigation-response-v*.schema.json", "investigation-request-v2"),
+    ("investigation-response-v*.schema.json", "case-facts-query-v1"),
+)
 
 
 def _dumped(document: object) -> str:
@@ -37,19 +44,24 @@ def _dumped(document: object) -> str:
 
 
 def derived_drift(source_dir: Path = SOURCE_DIR) -> list[tuple[Path, str]]:
-    """(file, its regenerated text) for every embedding schema whose embedded copy drifted."""
-    stale = []
+    """(file, its regenerated text) for every embedding schema whose embedded copies drifted
+    (all of one file's embedded schemas regenerated together)."""
+    regenerated: dict[Path, tuple[str, dict[str, object]]] = {}
     for pattern, name in EMBEDDED:
         embedded = json.loads((source_dir / f"{name}{PATTERN[1:]}").read_text(encoding="utf-8"))
         for path in sorted(source_dir.glob(pattern)):
-            text = path.read_text(encoding="utf-8")
-            document = json.loads(text)
-            if name not in document.get("$defs", {}):
-                continue
-            document["$defs"][name] = embedded
-            if _dumped(document) != text:
-                stale.append((path, _dumped(document)))
-    return stale
+            if path not in regenerated:
+                text = path.read_text(encoding="utf-8")
+                regenerated[path] = (text, json.loads(text))
+            document = regenerated[path][1]
+            defs = document.get("$defs", {})
+            if isinstance(defs, dict) and name in defs:
+                defs[name] = embedded
+    return [
+        (path, _dumped(document))
+        for path, (text, document) in sorted(regenerated.items())
+        if _dumped(document) != text
+    ]
 
 
 def drift(source_dir: Path = SOURCE_DIR, package_dir: Path = PACKAGE_DIR) -> list[str]:

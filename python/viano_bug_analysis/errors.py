@@ -397,6 +397,12 @@ class InterpretationError(VbaError):
     )
 
 
+class ContextBudgetError(VbaError):
+    """A model request would not fit the context window (investigation/token_budget.py)."""
+
+    codes = frozenset({"context_budget_exceeded"})
+
+
 class LlmError(VbaError):
     """A chat-completions call or its configuration failed (stable ``code``).
 

@@ -311,7 +311,7 @@ def test_the_fixture_case_is_investigated_end_to_end(
     ]
     assert rebuilt == sent
     assert all(m[0]["content"].count("project.query") for m in sent)
-    assert log.get("H1", 1, 1, "call")["prompt_version"] == "investigation_project_v3"  # type: ignore[index]
+    assert log.get("H1", 1, 1, "call")["prompt_version"] == "investigation_project_v4"  # type: ignore[index]
     # The unresolved citation was rejected and its hint reached the corrected call.
     unresolved = log.get("H1", 5, 1, "decision")
     assert unresolved is not None and unresolved["reason"] == "citation_unresolved"
@@ -404,6 +404,7 @@ def test_the_command_line_investigates_and_reports_status(
 base_urls = ["{server.base_url}"]
 model = "scripted"
 max_retries = 0
+context_tokens = 32768
 [investigation]
 response_recovery_version = 1
 max_steps = 4
@@ -466,6 +467,7 @@ def test_the_model_asks_the_references_kind_and_cites_a_row_of_it(
 base_urls = ["{server.base_url}"]
 model = "scripted"
 max_retries = 0
+context_tokens = 32768
 [investigation]
 response_recovery_version = 1
 max_steps = 4

@@ -97,9 +97,9 @@ def test_a_case_without_hypotheses_gets_a_revision_with_proposed_ones(tmp_path: 
     origin = hypotheses[0]["origin"]
     records = CallRecordStore(root).list()
     assert origin["by"] == "case_interpreter"
-    assert origin["prompt_version"] == "case_interpretation_v1"
+    assert origin["prompt_version"] == "case_interpretation_v2"
     assert origin["call_record_sha256"] == records[-1].sha256
-    assert records[-1].document["prompt_id"] == "case_interpretation_v1"
+    assert records[-1].document["prompt_id"] == "case_interpretation_v2"
     assert origin["interpreted_revision"] == 1
     assert origin["first_query"] == FIND_QUERY
     assert origin["rests_on"] == ["report", "diag-001"]
@@ -317,7 +317,7 @@ def test_stored_prompts_are_rebuilt_byte_for_byte(tmp_path: Path) -> None:
     folder = root / "analysis" / "interpretation" / "r0001"
     for attempt, messages in enumerate(sent, start=1):
         call = orjson.loads((folder / f"{attempt:02d}-call.json").read_bytes())
-        assert build_messages(call["context"]) == messages
+        assert build_messages(call["context"], call["prompt_version"]) == messages
 
 
 def test_max_hypotheses_narrows_the_prompt_the_schema_and_the_check(tmp_path: Path) -> None:

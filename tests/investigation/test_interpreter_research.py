@@ -23,9 +23,7 @@ from tests.case.builder.conftest import (  # noqa: F401 (fixtures)
 from tests.investigation.llm.scripted_llm_server import ScriptedLlmServer
 from tests.investigation.package_fixtures import (
     CONCLUDE,
-    FIND,
     FIND_QUERY,
-    ROWS,
     ROWS_QUERY,
     built_with_research,
     scripted_client,
@@ -37,6 +35,7 @@ from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore
 from viano_bug_analysis.investigation.project_context import project_prompt_context
+from viano_bug_analysis.investigation.steps import StepLog
 
 
 def built_for_interpretation(tmp_path: Path, setup: ResearchSetup) -> Path:
@@ -73,7 +72,7 @@ def test_enrichment_facts_are_labels_and_project_queries_first_steps(
         system = server.requests[0].messages[0]["content"]
         first, second, third = (r.messages[-1]["content"] for r in server.requests)
     assert outcome.state == "interpreted"
-    assert f'- "{fact_ids[0]}": ' in first
+    assert f"\n{fact_ids[0]} " in first  # shown in the brief, by its P-ID
     assert '{"kind": "database.rows"' in system
     assert "/hypotheses/0/rests_on: 1 label(s) were not shown" in second
     assert "missing required property 'limit' at /hypotheses/0/first_query/arguments" in third
@@ -84,18 +83,20 @@ def test_enrichment_facts_are_labels_and_project_queries_first_steps(
     assert project_prompt_context(load_package(root)) == context
 
     # The investigation takes the proposed hypotheses over, with research: H1's
-    # suggested first query runs as a project.query, H2's as a snapshot query.
-    script = [
-        step_answer(ROWS),
-        step_answer(CONCLUDE),
-        step_answer(FIND, hid="H2"),
-        step_answer(CONCLUDE, hid="H2"),
-    ]
+    # proposed first query runs as its step 1 (a project.query), H2's as a snapshot
+    # query, neither asked of the model again; the model's first answer is step 2.
+    script = [step_answer(CONCLUDE), step_answer(CONCLUDE, hid="H2")]
     with ScriptedLlmServer(script) as server, research_setup.research() as research:
         client = scripted_client(server)
         settings = InvestigationSettings(response_recovery_version=1)
         run = InvestigationController(root, model=client, settings=settings, research=research)
         assert run.run().state == "concluded"
         assert len(server.requests) == len(script)
+        assert "E1 (H1) project.query database.rows" in server.requests[0].messages[-1]["content"]
+    log = StepLog(root)
+    for hid in ("H1", "H2"):
+        step_one = log.get(hid, 1, 1, "decision")
+        assert step_one is not None and log.get(hid, 1, 1, "call") is None
+        assert step_one["from_interpretation"] == hypotheses[0]["origin"]["call_record_sha256"]
     kinds = [(r["hypothesis_id"], r["kind"]) for r in EvidenceStore(root).records()]
     assert kinds == [("H1", "project_query"), ("H2", "snapshot_query")]

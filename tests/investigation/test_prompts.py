@@ -91,14 +91,19 @@ def test_a_stored_v1_call_still_rebuilds_byte_for_byte(version: str, sha256: str
     assert hashlib.sha256(text.encode()).hexdigest() == sha256
 
 
-def test_new_calls_use_version_2_and_it_differs_from_version_1() -> None:
+def test_new_calls_use_version_3_and_it_differs_from_version_1() -> None:
     assert (CURRENT_VERSION, CURRENT_PROJECT_VERSION) == (
-        "investigation_v2",
-        "investigation_project_v3",
+        "investigation_v3",
+        "investigation_project_v4",
     )
     v1 = build_messages("investigation_v1", V1_CONTEXT)
-    v2 = build_messages(CURRENT_VERSION, V1_CONTEXT)
-    assert v1 != v2 and "cite in E1:" in v2[1]["content"]
+    current = {
+        **V1_CONTEXT,
+        "evidence": [{**V1_CONTEXT["evidence"][0], "view": "{}"}],
+        "ledger": [{"evidence_id": "E1", "line": "E1 (H1) source.find_text: 1 lines"}],
+    }
+    v3 = build_messages(CURRENT_VERSION, current)
+    assert v1 != v3 and "cite in E1:" in v3[1]["content"]
     with pytest.raises(ValueError):
         build_messages("investigation_v9", V1_CONTEXT)
 

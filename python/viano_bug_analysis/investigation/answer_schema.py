@@ -46,7 +46,12 @@ from viano_bug_analysis.investigation.evidence import citable_pointers, line_ite
 from viano_bug_analysis.investigation.interpretation_prompt import PROJECT_OPERATION, label_order
 from viano_bug_analysis.investigation.llm.response_format import AnswerSchema
 from viano_bug_analysis.investigation.recovery.flow import ProviderReply
-from viano_bug_analysis.investigation.recovery.repair import RESPONSE_SCHEMA, SNAPSHOT_OPERATIONS
+from viano_bug_analysis.investigation.recovery.repair import (
+    CASE_FACTS_OPERATION,
+    RESPONSE_SCHEMA,
+    RESPONSE_SCHEMA_V2,
+    SNAPSHOT_OPERATIONS,
+)
 from viano_bug_analysis.investigation.recovery.strict_json import JsonFailure, parse_strict
 from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.schemas import load_schema
@@ -99,8 +104,15 @@ def step_schema(
     research: bool,
     sources: Mapping[str, str],
     payloads: Mapping[str, Any] | None = None,
+    case_facts: bool = False,
 ) -> AnswerSchema:
     """The answer schema of one investigation step.
+
+    ``case_facts``: the step may read facts of the case build (``case.facts``,
+    investigation-response-v2; the calls of ``investigation_project_v4`` with an
+    enrichment index). A visible ID without a payload (evidence listed in the
+    ledger but not shown in full) may be cited with any reference; the resolver
+    decides.
 
     ``sources`` maps each of the case's ``source_ref`` to its role: a snapshot
     operation's refs become an enum of the refs of the roles it reads (the
@@ -110,11 +122,12 @@ def step_schema(
     answer: its JSON Pointers as an enum (up to :data:`MAX_CITABLE_POINTERS`;
     beyond, any string), and line references only where it shows lines.
     """
-    document = load_schema(RESPONSE_SCHEMA)
+    document = load_schema(RESPONSE_SCHEMA_V2 if case_facts else RESPONSE_SCHEMA)
     root = _Inliner(document).inline(document)
     properties = root["properties"]
     properties["hypothesis_id"] = {"type": "string", "const": hypothesis_id}
     evidence = properties["evidence"]
+    plain_item = copy.deepcopy(evidence["items"])
     visible = sorted(visible_evidence_ids, key=_evidence_order)
     if not visible:
         evidence["maxItems"] = 0  # nothing can be cited yet
@@ -122,8 +135,27 @@ def step_schema(
         evidence["items"]["properties"]["evidence_id"] = {"type": "string", "enum": visible}
     else:
         item = evidence.pop("items")
-        evidence["items"] = {"anyOf": [_citation(item, e, payloads.get(e)) for e in visible]}
-    allowed = set(_operations(research))
+        evidence["items"] = {
+            "anyOf": [
+                _citation(item, e, payloads[e]) if e in payloads else _cited(item, e)
+                for e in visible
+            ]
+        }
+    if case_facts:
+        # A fact of the case build, by its P-ID (the contract checks it exists and
+        # the resolver that the reference resolves in it).
+        fact = plain_item
+        fact["properties"]["evidence_id"] = {"type": "string", "pattern": "^P[1-9][0-9]*$"}
+        items = evidence.get("items")
+        cited = items["anyOf"] if isinstance(items, dict) and "anyOf" in items else None
+        if cited is not None:
+            cited.append(fact)
+        elif not visible:
+            evidence.pop("maxItems", None)
+            evidence["items"] = fact
+        else:
+            evidence["items"] = {"anyOf": [items, fact]}
+    allowed = set(_operations(research, case_facts=case_facts))
     variants = []
     for variant in properties["next"]["anyOf"]:
         if _const(variant["properties"]["kind"]) == "conclusion":
@@ -183,6 +215,12 @@ def repair_schema(excerpt: Mapping[str, Any]) -> AnswerSchema:
     return answer_schema("format_repair", portable)
 
 
+def _cited(item: Mapping[str, Any], evidence_id: str) -> dict[str, Any]:
+    bound = copy.deepcopy(dict(item))
+    bound["properties"]["evidence_id"] = {"type": "string", "const": evidence_id}
+    return bound
+
+
 def _citation(item: Mapping[str, Any], evidence_id: str, payload: Any) -> dict[str, Any]:
     """The citation item of one evidence ID, its reference bound to its answer."""
     bound = copy.deepcopy(dict(item))
@@ -231,10 +269,28 @@ def _enum_items(array: dict[str, Any], values: list[str]) -> None:
         array["maxItems"] = min(array.get("maxItems", len(values)), len(values))
 
 
-def _operations(research: bool) -> Iterable[str]:
+def available_operations(
+    *, research: bool, sources: Mapping[str, str], case_facts: bool = False
+) -> list[str]:
+    """The operations a step of this case can use, in schema order: the snapshot
+    operations with a source of a role they read, and ``project.query`` with research
+    (what ``step_schema`` offers, for the prompt to list the same)."""
+    names = []
+    for operation in _operations(research, case_facts=case_facts):
+        if operation in SNAPSHOT_OPERATIONS:
+            roles = SOURCE_ROLES if operation in SOURCE_OPERATIONS else DATABASE_ROLES
+            if not any(role in roles for role in sources.values()):
+                continue
+        names.append(operation)
+    return names
+
+
+def _operations(research: bool, *, case_facts: bool = False) -> Iterable[str]:
     yield from SNAPSHOT_OPERATIONS
     if research:
         yield PROJECT_OPERATION
+    if case_facts:
+        yield CASE_FACTS_OPERATION
 
 
 def _evidence_order(evidence_id: str) -> tuple[int, str]:
@@ -565,6 +621,7 @@ __all__ = [
     "INTERPRETATION_SCHEMA",
     "AnswerSchema",
     "answer_schema",
+    "available_operations",
     "drop_strict_nulls",
     "interpretation_schema",
     "repair_schema",

@@ -48,6 +48,7 @@ from viano_bug_analysis.investigation.llm import ChatClient
 from viano_bug_analysis.investigation.manifest_sync import manifest_status
 from viano_bug_analysis.investigation.research_block import research_of
 from viano_bug_analysis.investigation.steps import StepLog
+from viano_bug_analysis.investigation.token_budget import TokenBudget, resolve_budget
 from viano_bug_analysis.investigation.token_use import Prices, token_use
 from viano_bug_analysis.investigation.verdict import VerdictStore, hypothesis_entries, usage_of
 
@@ -85,8 +86,34 @@ def _interpret(
         router=router,
         progress=progress,
         reinterpret=reinterpret,
+        token_budget=token_budget(config),
     )
     return interpreter.run()
+
+
+def _allowed_tables(path: Any) -> list[str] | None:
+    """The tables the research configuration allowlists (every database), for the
+    case brief; None without research or without a database."""
+    if path is None:
+        return None
+    from viano_bug_analysis.project_research import load_config
+
+    database = load_config(path).database
+    if database is None:
+        return None
+    return sorted({table for tables in database.allow.values() for table in tables})
+
+
+def token_budget(config: InvestigationConfig) -> TokenBudget:
+    """The context window of this configuration's requests: ``[llm] context_tokens``,
+    else what the server advertises, else the default (investigation/token_budget.py)."""
+    from viano_bug_analysis.investigation.llm.check import advertised_context_window
+
+    configured = config.context_tokens
+    advertised = None if configured is not None else advertised_context_window(config.llm)
+    return resolve_budget(
+        configured=configured, advertised=advertised, max_tokens=config.llm.max_tokens
+    )
 
 
 def _print_interpretation(outcome: InterpretationOutcome, package: Any) -> int:
@@ -165,6 +192,8 @@ def investigate_package(
             # schema adapter, exactly as `vba query` would answer them.
             router=profile.router(),
             progress=progress,
+            token_budget=token_budget(config),
+            readable_tables=_allowed_tables(config.research_config),
         )
         outcome = controller.run()
     progress.done()

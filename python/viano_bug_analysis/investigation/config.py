@@ -6,6 +6,7 @@ base_urls = ["http://127.0.0.1:8080/v1"]
 model = "qwen2.5-coder"
 api_key_env = "VBA_LLM_KEY"
 max_tokens = 2048
+context_tokens = 16384                  # optional: else what the server advertises, else 8192
 response_format = "auto"                # json_schema, falling back per endpoint
 price_per_million_prompt = 0.15         # optional, both or neither: cost in vba status
 price_per_million_completion = 0.60     # and the report
@@ -69,6 +70,9 @@ class InvestigationConfig:
     # The operator's prices per million tokens ([llm] price_per_million_*), for
     # showing cost; not part of the adapter's configuration.
     prices: Prices | None = None
+    # [llm] context_tokens: the server's context window, when the operator names it
+    # (investigation/token_budget.py); not part of the adapter's configuration.
+    context_tokens: int | None = None
 
 
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -96,6 +100,7 @@ def load_investigation_config(path: str | os.PathLike[str]) -> InvestigationConf
     check_config(document, schema=CONFIG_SCHEMA, what=what, refuse=_refused)
     llm_table = dict(document["llm"])
     prices = _prices(llm_table)
+    context_tokens = llm_table.pop("context_tokens", None)
     if "api_key_file" in llm_table:
         llm_table["api_key_file"] = str(file.parent / llm_table["api_key_file"])
     try:
@@ -105,7 +110,7 @@ def load_investigation_config(path: str | os.PathLike[str]) -> InvestigationConf
     settings = InvestigationSettings(**document.get("investigation", {}))
     research = document.get("research", {})
     research_config = file.parent / research["config"] if "config" in research else None
-    return InvestigationConfig(file, llm, settings, research_config, prices)
+    return InvestigationConfig(file, llm, settings, research_config, prices, context_tokens)
 
 
 PRICE_KEYS = ("price_per_million_prompt", "price_per_million_completion")

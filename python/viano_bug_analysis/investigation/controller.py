@@ -3,8 +3,8 @@
 For each hypothesis, until the model concludes, the step limit or the
 budget ends, or the case blocks:
 
-1. build the prompt from stored state (``investigation_project_v3`` when
-   research is enabled, else ``investigation_v2``) and record it (``call``);
+1. build the prompt from stored state (``investigation_project_v4`` when
+   research is enabled, else ``investigation_v3``) and record it (``call``);
 2. reserve budget for the call, send it, record the answer (``reply``) and
    settle from the stored answer's tokens (the stored answer is the commit
    point: it is never requested again, and a later start settles from it);
@@ -43,13 +43,16 @@ from typing import Any
 from viano_bug_analysis.case.lock import INVESTIGATION_LOCK, package_lock
 from viano_bug_analysis.case.package import load_package
 from viano_bug_analysis.durable import PackageLayout
-from viano_bug_analysis.errors import InterpretationError, VbaError
+from viano_bug_analysis.errors import InterpretationError, ToolError, VbaError
+from viano_bug_analysis.facts.query import facts_query
 from viano_bug_analysis.investigation.answer_schema import (
+    available_operations,
     repair_schema,
     step_schema,
     structured_reply,
 )
 from viano_bug_analysis.investigation.budget import BudgetError, BudgetManager
+from viano_bug_analysis.investigation.case_brief import brief_of, fit, ledger_line, shown_request
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
     CONCLUDED,
@@ -61,6 +64,7 @@ from viano_bug_analysis.investigation.checkpoints import (
 )
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.evidence import (
+    CaseFacts,
     CitationResolver,
     EvidenceError,
     EvidenceStore,
@@ -71,7 +75,15 @@ from viano_bug_analysis.investigation.interpretation_state import (
 )
 from viano_bug_analysis.investigation.llm import AnswerSchema, ChatModel
 from viano_bug_analysis.investigation.llm_formats import PackageFormats
-from viano_bug_analysis.investigation.project_context import load_index, project_prompt_context
+from viano_bug_analysis.investigation.model_call import (
+    CallPlan,
+    CallSlot,
+    ModelCallStep,
+    epoch,
+    invalid_count,
+    stored_policy,
+)
+from viano_bug_analysis.investigation.project_context import load_index
 from viano_bug_analysis.investigation.prompts import (
     CURRENT_PROJECT_VERSION,
     CURRENT_VERSION,
@@ -83,15 +95,20 @@ from viano_bug_analysis.investigation.recovery import (
     ProviderReply,
     RecoveryContext,
     RecoveryLimits,
-    RecoveryPolicy,
     ResponseContract,
     pending_repair,
     recover_response,
     resume_repair,
 )
 from viano_bug_analysis.investigation.recovery.audit import sha256_hex, text_bytes
+from viano_bug_analysis.investigation.recovery.repair import (
+    CASE_FACTS_OPERATION,
+    RESPONSE_SCHEMA,
+    RESPONSE_SCHEMA_V2,
+)
 from viano_bug_analysis.investigation.research_block import cause_fields
 from viano_bug_analysis.investigation.steps import StepLog, check_writable
+from viano_bug_analysis.investigation.token_budget import TokenBudget
 from viano_bug_analysis.investigation.verdict import VerdictStore, build_verdict
 from viano_bug_analysis.project_research import (
     ResearchError,
@@ -99,6 +116,7 @@ from viano_bug_analysis.project_research import (
     query_sha256,
 )
 from viano_bug_analysis.project_research.protocol import Research
+from viano_bug_analysis.tools.answer_view import refusal_record, refusal_text
 from viano_bug_analysis.tools.batch import request_batch
 from viano_bug_analysis.tools.router import InvestigationToolRouter
 
@@ -125,7 +143,13 @@ class InvestigationController:
         router: InvestigationToolRouter | None = None,
         progress: Progress | None = None,
         after_step: StepHook | None = None,
+        token_budget: TokenBudget | None = None,
+        readable_tables: list[str] | None = None,
     ) -> None:
+        """``token_budget``: the context window every request must fit (``vba
+        investigate`` resolves it from the configuration or the server); without
+        it requests are not measured against a window. ``readable_tables``: the
+        tables the research configuration allowlists, shown in the case brief."""
         self._root = Path(package_path)
         self._layout = PackageLayout(self._root)
         self._model = model
@@ -134,6 +158,8 @@ class InvestigationController:
         self._router = router or InvestigationToolRouter()
         self._progress = progress or (lambda _text: None)
         self._hook = after_step or (lambda _point: None)
+        self._tokens = token_budget
+        self._readable = readable_tables
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -158,7 +184,15 @@ class InvestigationController:
         self._log = StepLog(self._layout)
         self._audit = CallRecordStore(self._layout)
         self._formats = PackageFormats(self._layout)
-        self._policy = self._stored_policy()
+        self._policy = stored_policy(self._log, self._settings)
+        self._calls = ModelCallStep(
+            model=self._model,
+            budget=self._budget,
+            formats=self._formats,
+            settings=self._settings,
+            tokens=self._tokens,
+            hook=self._hook,
+        )
 
     def _run(self) -> RunOutcome:
         package = load_package(self._root)
@@ -266,44 +300,40 @@ class InvestigationController:
         self, hypothesis: Mapping[str, Any], step: int, attempt: int
     ) -> dict[str, Any] | None:
         hid = hypothesis["id"]
-        stored = self._log.get(hid, step, attempt, "decision")
-        if stored is not None:
-            return stored
-        if self._invalid_count() >= self._settings.invalid_response_limit:
-            return None
-        call = self._log.get(hid, step, attempt, "call")
-        if call is None:
+        log = self._log
+        if (step, attempt) == (1, 1) and log.get(hid, 1, 1, "decision") is None:
+            first = first_query_decision(hypothesis, epoch(self._checkpoints))
+            if first is not None and self._operation_check(first["response"]):
+                first = None  # a project.query with research off now: the model asks
+            if first is not None:
+                # The interpretation proposed the first query to test this hypothesis:
+                # it is step 1, run without asking the model again.
+                log.put(hid, 1, 1, "decision", first)
+                self._hook(f"{hid}-1-1-decision")
+                return first
+
+        def new_call() -> dict[str, Any]:
             version = CURRENT_PROJECT_VERSION if self._research else CURRENT_VERSION
-            context = self._context(hypothesis, step, attempt)
-            call = {"prompt_version": version, "context": context}
-            self._log.put(hid, step, attempt, "call", call)
-            self._hook(f"{hid}-{step}-{attempt}-call")
-        messages = build_messages(call["prompt_version"], call["context"])
-        reply = self._log.get(hid, step, attempt, "reply")
-        key = f"{hid}:{step}:{attempt}:llm"
-        if reply is None:
-            estimate = sum(len(m["content"]) for m in messages) // 3 + 4096
-            try:
-                self._budget.reserve_once(hid, estimate, key)
-            except BudgetError as err:
-                if err.code in {"budget_insufficient", "budget_account_terminal"}:
-                    return {"budget_exhausted": True, "status": "rejected"}
-                raise
-            self._say(hid, f"{hid} step {step}: asking the model")
-            # The answer schema is a function of the stored call, like the messages.
-            result = self._model.chat(
-                messages, answer=self._step_schema(hid, call), formats=self._formats
-            )
-            # The stored answer is the commit point of the call: it is written
-            # before the settlement, which every later start completes from it.
-            reply = {"chat": result.to_record()}
-            self._log.put(hid, step, attempt, "reply", reply)
-            self._hook(f"{hid}-{step}-{attempt}-reply")
-        self._budget.settle_answer(key, reply["chat"])
-        decision = self._recover(hypothesis, call, reply, step, attempt)
-        self._log.put(hid, step, attempt, "decision", decision)
-        self._hook(f"{hid}-{step}-{attempt}-decision")
-        return decision
+            return {"prompt_version": version, "context": self._context(hypothesis, step, attempt)}
+
+        slot = CallSlot(
+            get=lambda event: log.get(hid, step, attempt, event),
+            put=lambda event, record: log.put(hid, step, attempt, event, record),
+            hook=f"{hid}-{step}-{attempt}",
+            account=hid,
+            key=f"{hid}:{step}:{attempt}",
+        )
+        plan = CallPlan(
+            new_call=new_call,
+            messages=lambda call: build_messages(call["prompt_version"], call["context"]),
+            answer=lambda call: self._step_schema(hid, call),
+            recover=lambda call, reply: self._recover(hypothesis, call, reply, step, attempt),
+            invalid_count=self._invalid_count,
+            asking=lambda: self._say(hid, f"{hid} step {step}: asking the model"),
+            what="investigation",
+            ends_on_exhausted_budget=True,
+        )
+        return self._calls.decide(slot, plan)
 
     def _recover(
         self,
@@ -314,7 +344,11 @@ class InvestigationController:
         attempt: int,
     ) -> dict[str, Any]:
         hid = hypothesis["id"]
-        visible = frozenset(e["evidence_id"] for e in call["context"]["evidence"])
+        visible = frozenset(_citable(call["context"]))
+        if _reads_facts(call["context"]):
+            # Version 2 answers may cite the case build's facts by P-ID.
+            facts = case_facts(load_package(self._root))
+            visible |= frozenset(facts.by_id if facts is not None else ())
         contract = ResponseContract(
             hypothesis_id=hid,
             visible_evidence_ids=visible,
@@ -322,6 +356,7 @@ class InvestigationController:
             extra_checks=(self._operation_check,),
             # A conclusion's citations must resolve in the stored evidence.
             citations=self._citation_resolver().problem,
+            schema=RESPONSE_SCHEMA_V2 if _reads_facts(call["context"]) else RESPONSE_SCHEMA,
         )
         left = self._settings.invalid_response_limit - self._invalid_count()
 
@@ -332,7 +367,7 @@ class InvestigationController:
             answer = repair_schema(excerpt) if excerpt is not None else None
             stored = self._log.get(hid, step, attempt, "repair")
             if stored is None:
-                self._budget.reserve_once(hid, len(prompt) // 3 + 2048, key)
+                self._budget.reserve_once(hid, self._repair_units(prompt), key)
                 result = self._model.chat(
                     [{"role": "user", "content": prompt}], answer=answer, formats=self._formats
                 )
@@ -399,13 +434,26 @@ class InvestigationController:
             self._say(hid, f"{hid} step {step}: answer rejected ({result.reason})")
         return decision
 
+    def _repair_units(self, prompt: str) -> int:
+        if self._tokens is None:
+            return len(prompt) // 3 + 2048  # the estimate of earlier versions
+        messages = [{"role": "user", "content": prompt}]
+        return self._calls.units(messages, "repair")
+
     def _step_schema(self, hid: str, call: Mapping[str, Any]) -> AnswerSchema:
-        visible = [e["evidence_id"] for e in call["context"]["evidence"]]
+        visible = _citable(call["context"])
         # The prompt version says whether the step could use project.query.
         research = call["prompt_version"] in PROJECT_PROMPT_VERSIONS
         sources = {s["source_ref"]: s["role"] for s in call["context"]["sources"]}
         payloads = {e["evidence_id"]: e["payload"] for e in call["context"]["evidence"]}
-        return step_schema(hid, visible, research=research, sources=sources, payloads=payloads)
+        return step_schema(
+            hid,
+            visible,
+            research=research,
+            sources=sources,
+            payloads=payloads,
+            case_facts=_reads_facts(call["context"]),
+        )
 
     def _operation_check(self, response: Mapping[str, Any]) -> list[str]:
         step = response["next"]
@@ -457,7 +505,10 @@ class InvestigationController:
                 raise
             self._budget.release(key)
             self._checkpoints.record_technical_rejection(err.code, hypothesis=hid, step=step)
-            self._log.put(hid, step, attempt, "dispatch", {"rejected": err.code})
+            # The code, and what the tool said was wrong in typed fields (never values):
+            # the model is told as the CLI would tell an operator.
+            refused = {"rejected": err.code, "refusal": refusal_record(err)}
+            self._log.put(hid, step, attempt, "dispatch", refused)
             self._hook(f"{hid}-{step}-{attempt}-dispatch")
             return None
         self._budget.settle_once(key, self._settings.dispatch_cost)
@@ -479,7 +530,22 @@ class InvestigationController:
         def current_generation() -> int:
             return load_package(self._root).generation
 
-        if plan["operation"] == "project.query":
+        if plan["operation"] == CASE_FACTS_OPERATION:
+            # Answered here from the revision's enrichment index; a bad argument is
+            # a typed refusal like a tool's.
+            index = load_index(package)
+            if index is None:
+                raise ToolError("unknown_operation", "the case has no enrichment facts")
+            taken = self._evidence.take_facts(
+                plan["arguments"],
+                facts_query(index, plan["arguments"]),
+                package.case["project_research"]["index"],
+                hypothesis_id=hid,
+                step_key=step_key,
+                generation=generation,
+                current_generation=current_generation,
+            )
+        elif plan["operation"] == "project.query":
             assert self._research is not None
             capture = self._research.capture(plan["arguments"])
             taken = self._evidence.take_capture(
@@ -583,33 +649,15 @@ class InvestigationController:
         )
 
     def _epoch(self) -> int:
-        """Operator resumes and reopenings so far: each gives a fresh invalid-response
-        count. A reopening asks only about hypotheses that had no answer before it, so
-        the answers of those that concluded earlier never count against them."""
-        return sum(
-            1
-            for c in self._checkpoints.history()
-            if c.operator or c.payload.get("event") == REOPENED
-        )
+        return epoch(self._checkpoints)
 
     def _invalid_count(self) -> int:
-        epoch = self._epoch()
-        total = 0
-        for hid, step, attempt, event in self._log.events():
-            if event == "decision":
-                decision = self._log.get(hid, step, attempt, event)
-                if decision and decision.get("epoch") == epoch:
-                    total += int(decision.get("invalid_responses", 0))
-        return total
-
-    def _stored_policy(self) -> RecoveryPolicy:
-        """A running investigation keeps the policy it started with."""
-        stored = self._log.policy()
-        if stored is not None:
-            return RecoveryPolicy.from_json(stored)
-        policy = RecoveryPolicy(self._settings.response_recovery_version)
-        self._log.put_policy(policy.to_json())
-        return policy
+        decisions = (
+            self._log.get(hid, step, attempt, event) or {}
+            for hid, step, attempt, event in self._log.events()
+            if event == "decision"
+        )
+        return invalid_count(decisions, self._epoch())
 
     def _known_columns(self) -> dict[str, list[str]]:
         package = load_package(self._root)
@@ -622,24 +670,35 @@ class InvestigationController:
         return {table: sorted(names) for table, names in columns.items()}
 
     def _context(self, hypothesis: Mapping[str, Any], step: int, attempt: int) -> dict[str, Any]:
+        """The stored context of a new call (``investigation_v3`` /
+        ``investigation_project_v4``): the case brief, the ledger of the whole case's
+        evidence and its newest answers, scaled to the token budget (case_brief.py)."""
         package = load_package(self._root)
         hid = hypothesis["id"]
-        evidence = []
-        others: dict[str, list[str]] = {}
+        sources = [
+            {"source_ref": e["source_ref"], "role": e["role"], "member": e["member"]}
+            for e in package.case["source_context"] + package.case["database_context"]
+        ]
+        ledger = []
+        answers = []
         for record in self._evidence.records():
-            if record["hypothesis_id"] != hid:
-                others.setdefault(record["hypothesis_id"], []).append(record["evidence_id"])
-                continue
-            evidence.append(
+            payload = self._evidence.payload(record)
+            ledger.append(
+                {"evidence_id": record["evidence_id"], "line": ledger_line(record, payload)}
+            )
+            operation, request = shown_request(record)
+            answers.append(
                 {
                     "evidence_id": record["evidence_id"],
+                    "hypothesis_id": record["hypothesis_id"],
                     "kind": record["kind"],
-                    "request": record["request"]
-                    if record["kind"] == "project_query"
-                    else record["request"]["requests"][0],
-                    "payload": self._evidence.payload(record),
+                    "operation": operation,
+                    "request": request,
+                    "payload": payload,
                 }
             )
+        index = load_index(package) if self._research is not None else None
+        roles = {s["source_ref"]: s["role"] for s in sources}
         context: dict[str, Any] = {
             "case_id": package.case_id,
             "analysis_revision": package.analysis_revision,
@@ -649,31 +708,37 @@ class InvestigationController:
             },
             "hypothesis": {"id": hid, "statement": hypothesis["statement"]},
             "other_hypotheses": [
-                {
-                    "id": h["id"],
-                    "statement": h["statement"],
-                    "evidence_ids": others.get(h["id"], []),
-                }
+                {"id": h["id"], "statement": h["statement"]}
                 for h in package.case["hypotheses"]
                 if h["id"] != hid
             ],
-            "sources": [
-                {"source_ref": e["source_ref"], "role": e["role"], "member": e["member"]}
-                for e in package.case["source_context"] + package.case["database_context"]
-            ],
-            "evidence": evidence,
+            "sources": sources,
+            "operations": available_operations(
+                research=self._research is not None, sources=roles, case_facts=index is not None
+            ),
+            "ledger": ledger,
+            "evidence": [],
             "step": step,
             "attempt": attempt,
             "max_steps": self._settings.max_steps,
         }
-        if self._research is not None:
-            context["project_context"] = project_prompt_context(package)
+        brief = brief_of(index)
+        if brief is not None:
+            brief["allowed"] = self._readable
+            context["brief"] = brief
         feedback, notes = self._previous_feedback(hid, step, attempt)
         if feedback:
             context["feedback"] = feedback
         if notes:
             context["recovery_notes"] = notes
-        return context
+        version = CURRENT_PROJECT_VERSION if self._research else CURRENT_VERSION
+        return fit(
+            context,
+            build=lambda c: build_messages(version, c),
+            budget=self._tokens,
+            index=index,
+            answers=answers,
+        )
 
     def _resolved_citations(self, evidence: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """Each citation with the hash of its value and its origin, so a reader can
@@ -693,7 +758,7 @@ class InvestigationController:
             e["source_ref"]: e["member"]
             for e in package.case["source_context"] + package.case["database_context"]
         }
-        return CitationResolver(self._evidence, members)
+        return CitationResolver(self._evidence, members, case_facts(package))
 
     def _previous_feedback(
         self, hid: str, step: int, attempt: int
@@ -720,15 +785,75 @@ class InvestigationController:
                 feedback += record.get("feedback", [])
                 break
             if event == "dispatch" and "rejected" in record:
-                feedback.append(
-                    f"Your previous tool request was refused by the tool ({record['rejected']}); "
-                    "change the request."
-                )
+                # A record of an earlier version holds the code only.
+                feedback.append(refusal_text(record.get("refusal") or {"code": record["rejected"]}))
                 break
             if event == "decision" and record.get("status") == "accepted":
                 notes = record.get("notes", [])
                 break
         return feedback, notes
+
+
+def case_facts(package: Any) -> CaseFacts | None:
+    """The revision's enrichment facts, citable by P-ID (None without an index)."""
+    index = load_index(package)
+    if index is None:
+        return None
+    return CaseFacts.of(package.case["project_research"]["index"], index)
+
+
+def first_query_decision(
+    hypothesis: Mapping[str, Any], current_epoch: int
+) -> dict[str, Any] | None:
+    """Step 1 of a hypothesis the case interpreter proposed: its first query, as an
+    accepted decision that says where it comes from (``from_interpretation``: the
+    call record the interpretation was accepted from). None for a hypothesis
+    without one (an operator's)."""
+    origin = hypothesis.get("origin")
+    if not isinstance(origin, Mapping):
+        return None
+    first = origin.get("first_query")
+    if not isinstance(first, Mapping):
+        return None
+    step = {
+        "kind": "tool",
+        "operation": first["operation"],
+        "arguments": first["arguments"],
+        "rationale": "The first query the case interpretation proposed to test this "
+        "hypothesis; run as step 1 without asking the model again.",
+    }
+    return {
+        "status": "accepted",
+        "response": {
+            "hypothesis_id": hypothesis["id"],
+            "assessment": "undetermined",
+            "confidence": 0,
+            "evidence": [],
+            "next": step,
+        },
+        "reason": None,
+        "hint": None,
+        "violations": [],
+        "applied_rules": [],
+        "notes": [],
+        "feedback": [],
+        "invalid_responses": 0,
+        "epoch": current_epoch,
+        "from_interpretation": origin.get("call_record_sha256"),
+    }
+
+
+def _reads_facts(context: Mapping[str, Any]) -> bool:
+    """The call offered ``case.facts`` (investigation-response-v2)."""
+    return CASE_FACTS_OPERATION in context.get("operations", ())
+
+
+def _citable(context: Mapping[str, Any]) -> list[str]:
+    """The E-IDs an answer may cite: every one of the case's ledger (version 3 on),
+    else the evidence the prompt showed."""
+    if "ledger" in context:
+        return [entry["evidence_id"] for entry in context["ledger"]]
+    return [e["evidence_id"] for e in context["evidence"]]
 
 
 def _previous_result(context: Mapping[str, Any]) -> str:

@@ -38,6 +38,8 @@ CAPTURES_DIR = PackageLayout.CAPTURES
 RECORD_FORMAT = "viano-evidence-record"
 _RECORD_NAME = re.compile(r"[0-9]{6}\.json")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+CASE_FACTS_KIND = "case_facts"  # evidence from the case.facts operation
+CASE_FACT_KIND = "case_fact"  # one fact of the enrichment index, cited by its P-ID
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +171,37 @@ class EvidenceStore:
             current_generation=current_generation,
         )
 
+    def take_facts(
+        self,
+        request: Mapping[str, Any],
+        result: Mapping[str, Any],
+        index: Mapping[str, Any],
+        *,
+        hypothesis_id: str,
+        step_key: str,
+        generation: int,
+        current_generation: Callable[[], int],
+    ) -> TakenEvidence:
+        """A ``case.facts`` answer (facts of the enrichment index ``index`` names: its
+        path and SHA-256 in the package), stored like a router result: one result."""
+        data = compact_json({"results": [dict(result)]})
+        sha256 = sha256_hex(data)
+        self._files.write_once(RESULTS_DIR / f"{sha256}.json", data)
+        return self._take(
+            {
+                "kind": CASE_FACTS_KIND,
+                "request": dict(request),
+                "result_sha256": sha256,
+                "result_path": f"{RESULTS_DIR.as_posix()}/{sha256}.json",
+                "index": dict(index),
+            },
+            "result_sha256",
+            hypothesis_id=hypothesis_id,
+            step_key=step_key,
+            generation=generation,
+            current_generation=current_generation,
+        )
+
     def _take(
         self,
         fields: dict[str, Any],
@@ -216,7 +249,7 @@ def _is_record(record: Mapping[str, Any], number: int) -> bool:
     key = "capture_sha256" if kind == "project_query" else "result_sha256"
     digest = record.get(key)
     return (
-        kind in ("project_query", "snapshot_query")
+        kind in ("project_query", "snapshot_query", CASE_FACTS_KIND)
         and isinstance(digest, str)
         and _SHA256.fullmatch(digest) is not None
     )
@@ -447,15 +480,23 @@ class CitationResolver:
     once per resolver.
     """
 
-    def __init__(self, store: EvidenceStore, members: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        store: EvidenceStore,
+        members: Mapping[str, str] | None = None,
+        facts: CaseFacts | None = None,
+    ) -> None:
         self._store = store
         self._members = dict(members or {})
+        self._facts = facts
         self._records: dict[str, dict[str, Any]] | None = None
         self._payloads: dict[str, Any] = {}
 
     def _record(self, evidence_id: str) -> dict[str, Any]:
         if self._records is None:
             self._records = {r["evidence_id"]: r for r in self._store.records()}
+            if self._facts is not None:
+                self._records.update(self._facts.records())
         record = self._records.get(evidence_id)
         if record is None:
             raise EvidenceError(
@@ -467,7 +508,12 @@ class CitationResolver:
 
     def _payload(self, evidence_id: str) -> Any:
         if evidence_id not in self._payloads:
-            self._payloads[evidence_id] = self._store.payload(self._record(evidence_id))
+            record = self._record(evidence_id)
+            if record["kind"] == CASE_FACT_KIND:
+                assert self._facts is not None
+                self._payloads[evidence_id] = self._facts.by_id[evidence_id]
+            else:
+                self._payloads[evidence_id] = self._store.payload(record)
         return self._payloads[evidence_id]
 
     def problem(self, evidence_id: str, reference: str) -> str | None:
@@ -557,7 +603,49 @@ class CitationResolver:
         return provenance
 
 
+@dataclass(frozen=True)
+class CaseFacts:
+    """The facts of a case revision's enrichment index, citable by P-ID: ``index`` is
+    the case's reference to the index (its path and SHA-256 in the package)."""
+
+    index: Mapping[str, Any]
+    by_id: Mapping[str, Mapping[str, Any]]
+
+    @classmethod
+    def of(cls, index_ref: Mapping[str, Any], index: Mapping[str, Any]) -> CaseFacts:
+        return cls(dict(index_ref), {f["fact_id"]: f for f in index.get("facts", ())})
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        """A record per fact, the shape the resolver reads (kind case_fact)."""
+        return {
+            fact_id: {
+                "evidence_id": fact_id,
+                "kind": CASE_FACT_KIND,
+                "fact_kind": fact["kind"],
+                "index": dict(self.index),
+                "fact_provenance": fact.get("provenance"),
+            }
+            for fact_id, fact in self.by_id.items()
+        }
+
+
 def _base_provenance(record: Mapping[str, Any]) -> dict[str, Any]:
+    if record["kind"] == CASE_FACT_KIND:
+        # A fact of the case build: the index it stands in, and where the fact's
+        # own value came from (its capture and pointer), when it has one.
+        base = {
+            "kind": CASE_FACT_KIND,
+            "fact_id": record["evidence_id"],
+            "fact_kind": record["fact_kind"],
+            "index_path": record["index"].get("path"),
+            "index_sha256": record["index"].get("sha256"),
+        }
+        origin = record.get("fact_provenance")
+        if isinstance(origin, Mapping):
+            for key in ("capture_sha256", "capture_path", "pointer"):
+                if isinstance(origin.get(key), str):
+                    base[f"fact_{key}"] = origin[key]
+        return base
     if record["kind"] == "project_query":
         origin = record.get("origin") or {}
         base = {
@@ -573,6 +661,17 @@ def _base_provenance(record: Mapping[str, Any]) -> dict[str, Any]:
                 if isinstance(part, Mapping) and key in part:
                     base[key] = part[key]
         return base
+    if record["kind"] == CASE_FACTS_KIND:
+        # The facts come from the enrichment index of the case revision; each fact
+        # keeps its own provenance there.
+        return {
+            "kind": CASE_FACTS_KIND,
+            "result_sha256": record["result_sha256"],
+            "result_path": record["result_path"],
+            "document_prefix": "/results/0",
+            "index_path": record["index"].get("path"),
+            "index_sha256": record["index"].get("sha256"),
+        }
     return {
         "kind": "snapshot",
         "result_sha256": record["result_sha256"],
@@ -582,7 +681,10 @@ def _base_provenance(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
+    "CASE_FACTS_KIND",
+    "CASE_FACT_KIND",
     "CITATION_UNRESOLVED",
+    "CaseFacts",
     "CitationResolver",
     "EvidenceError",
     "EvidenceStore",

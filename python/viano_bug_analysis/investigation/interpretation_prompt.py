@@ -19,10 +19,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from viano_bug_analysis.investigation.prompts import access_lines, bounded_report, id_ranges
 from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.schemas import load_schema
 
-PROMPT_VERSION = "case_interpretation_v1"
+PROMPT_VERSION_V1 = "case_interpretation_v1"
+# Version 2 (what new calls use): the case brief in place of every fact as JSON (the
+# report bounded, what the case can read, the fact sections scaled to the budget,
+# what was left out); the rules, the operations and the example are version 1's.
+PROMPT_VERSION = "case_interpretation_v2"
+PROMPT_VERSIONS = (PROMPT_VERSION_V1, PROMPT_VERSION)
 PROJECT_OPERATION = "project.query"
 REPORT_LABEL = "report"
 
@@ -50,8 +56,12 @@ Rules:
 _EXAMPLE_INTRO = "Example of one hypothesis (the names are placeholders):"
 
 
-def build_messages(context: Mapping[str, Any]) -> list[dict[str, str]]:
+def build_messages(
+    context: Mapping[str, Any], version: str = PROMPT_VERSION_V1
+) -> list[dict[str, str]]:
     """The chat messages of one interpretation call (system rules, user context)."""
+    if version not in PROMPT_VERSIONS:
+        raise ValueError(f"unknown prompt version {version!r}")
     system = "\n\n".join(
         [
             _RULES.replace("{N}", str(max_hypotheses(context))),
@@ -59,7 +69,8 @@ def build_messages(context: Mapping[str, Any]) -> list[dict[str, str]]:
             _EXAMPLE_INTRO + "\n" + _json(example_hypothesis(context)),
         ]
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": _user(context)}]
+    user = _user(context) if version == PROMPT_VERSION_V1 else _user_v2(context)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 MAX_HYPOTHESES = 8
@@ -133,6 +144,35 @@ def _user(context: Mapping[str, Any]) -> str:
             parts.append(f'- "{fact["label"]}": {_json(fact["fact"])}')
         else:
             parts.append(f'- "{fact["label"]}": snapshot {fact["kind"]} {fact["member"]}')
+    if context.get("feedback"):
+        parts.append("Feedback on your previous answer (fix exactly this):")
+        parts += [f"- {line}" for line in context["feedback"]]
+    parts.append(f"Attempt {context['attempt']}. Answer now.")
+    return "\n".join(parts)
+
+
+def _user_v2(context: Mapping[str, Any]) -> str:
+    parts = [f"Case {context['case_id']} (revision {context['analysis_revision']})"]
+    parts += bounded_report(context["report"])
+    if context["kept_hypotheses"]:
+        parts.append("Hypotheses the case already has (kept as they are; do not repeat them):")
+        parts += [f"- {h['id']}: {h['statement']}" for h in context["kept_hypotheses"]]
+    parts.append("Facts, by label:")
+    parts.append(f'- "{REPORT_LABEL}": the report above')
+    for fact in context["facts"]:
+        if fact["kind"] not in (REPORT_LABEL, "project_fact"):
+            parts.append(f'- "{fact["label"]}": snapshot {fact["kind"]} {fact["member"]}')
+    brief = context.get("brief")
+    if brief is not None:
+        parts.append("What the project research can read:")
+        parts += access_lines(brief)
+        parts.append("Project facts of the case build (their labels are the P-IDs):")
+        parts.append(brief["facts_text"] or "(none fit)")
+        if brief["left_out"]:
+            parts.append(
+                f"Left out for room: {len(brief['left_out'])} facts "
+                f"({id_ranges(brief['left_out'])}); the investigation can read them."
+            )
     if context.get("feedback"):
         parts.append("Feedback on your previous answer (fix exactly this):")
         parts += [f"- {line}" for line in context["feedback"]]
@@ -232,6 +272,8 @@ def label_order(label: str) -> tuple[int, int, str]:
 __all__ = [
     "PROJECT_OPERATION",
     "PROMPT_VERSION",
+    "PROMPT_VERSIONS",
+    "PROMPT_VERSION_V1",
     "REPORT_LABEL",
     "build_messages",
     "example_hypothesis",

@@ -67,6 +67,7 @@ from viano_bug_analysis.investigation.answer_schema import (
     structured_reply,
 )
 from viano_bug_analysis.investigation.budget import BudgetManager
+from viano_bug_analysis.investigation.case_brief import brief_of, fit_interpretation
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
     CONCLUDED,
@@ -80,6 +81,7 @@ from viano_bug_analysis.investigation.interpretation_prompt import (
     MAX_HYPOTHESES,
     PROJECT_OPERATION,
     PROMPT_VERSION,
+    PROMPT_VERSIONS,
     REPORT_LABEL,
     build_messages,
     label_order,
@@ -93,12 +95,19 @@ from viano_bug_analysis.investigation.interpretation_state import (
 )
 from viano_bug_analysis.investigation.llm import AnswerSchema, ChatModel
 from viano_bug_analysis.investigation.llm_formats import PackageFormats
-from viano_bug_analysis.investigation.project_context import project_prompt_context
+from viano_bug_analysis.investigation.model_call import (
+    CallPlan,
+    CallSlot,
+    ModelCallStep,
+    epoch,
+    invalid_count,
+    stored_policy,
+)
+from viano_bug_analysis.investigation.project_context import load_index
 from viano_bug_analysis.investigation.recovery import (
     CallRecordStore,
     RecoveryContext,
     RecoveryLimits,
-    RecoveryPolicy,
     ResponseContract,
     recover_response,
 )
@@ -115,6 +124,7 @@ from viano_bug_analysis.investigation.steps import (
     is_reply,
     not_a_record,
 )
+from viano_bug_analysis.investigation.token_budget import TokenBudget
 from viano_bug_analysis.schema_errors import check, describe_first
 from viano_bug_analysis.schemas import schema_validator
 from viano_bug_analysis.tools.batch import request_batch
@@ -168,6 +178,7 @@ class CaseInterpreter:
         progress: Progress | None = None,
         after_step: StepHook | None = None,
         reinterpret: bool = False,
+        token_budget: TokenBudget | None = None,
     ) -> None:
         """``reinterpret``: a case whose report changed after its interpretation
         (``interpretation_state``) is interpreted again for the current revision
@@ -182,6 +193,7 @@ class CaseInterpreter:
         self._router = router or InvestigationToolRouter()
         self._progress = progress or (lambda _text: None)
         self._hook = after_step or (lambda _point: None)
+        self._tokens = token_budget  # the context window requests must fit, when known
 
     def run(self) -> InterpretationOutcome:
         """Interprets the case's current revision, or finishes an interrupted interpretation.
@@ -240,7 +252,17 @@ class CaseInterpreter:
             )
             self._checkpoints.sync_manifest()
             self._hook("reopened")
-        self._policy = self._stored_policy()
+        self._policy = stored_policy(
+            StepLog(self._layout), self._settings, lambda: self._hook("policy")
+        )
+        self._calls = ModelCallStep(
+            model=self._model,
+            budget=self._budget,
+            formats=PackageFormats(self._layout),
+            settings=self._settings,
+            tokens=self._tokens,
+            hook=self._hook,
+        )
         self._account = f"interpretation-r{revision:04d}"
         if self._account not in {a.account for a in self._budget.accounts()}:
             self._budget.open_account(self._account, self._settings.budget_per_hypothesis)
@@ -262,37 +284,26 @@ class CaseInterpreter:
     def _decide(
         self, log: _InterpretationLog, package: CasePackage, attempt: int
     ) -> dict[str, Any] | None:
-        stored = log.get(attempt, "decision")
-        if stored is not None:
-            return stored
-        if self._invalid_count(log) >= self._settings.invalid_response_limit:
-            return None
-        call = log.get(attempt, "call")
-        if call is None:
-            context = self._context(package, log, attempt)
-            call = {"prompt_version": PROMPT_VERSION, "context": context}
-            log.put(attempt, "call", call)
-            self._hook(f"{attempt:02d}-call")
-        messages = build_messages(call["context"])
-        reply = log.get(attempt, "reply")
-        key = f"{self._account}:{attempt}:llm"
-        if reply is None:
-            estimate = sum(len(m["content"]) for m in messages) // 3 + 4096
-            self._budget.reserve_once(self._account, estimate, key)
-            self._progress(f"interpretation attempt {attempt}: asking the model")
-            result = self._model.chat(
-                messages,
-                answer=self._answer_schema(call["context"]),
-                formats=PackageFormats(self._layout),
-            )
-            reply = {"chat": result.to_record()}
-            log.put(attempt, "reply", reply)  # the commit point of the request
-            self._hook(f"{attempt:02d}-reply")
-        self._budget.settle_answer(key, reply["chat"])
-        decision = self._recover(call["context"], reply["chat"], attempt)
-        log.put(attempt, "decision", decision)
-        self._hook(f"{attempt:02d}-decision")
-        return decision
+        slot = CallSlot(
+            get=lambda event: log.get(attempt, event),
+            put=lambda event, record: log.put(attempt, event, record),
+            hook=f"{attempt:02d}",
+            account=self._account,
+            key=f"{self._account}:{attempt}",
+        )
+        plan = CallPlan(
+            new_call=lambda: {
+                "prompt_version": PROMPT_VERSION,
+                "context": self._context(package, log, attempt),
+            },
+            messages=lambda call: build_messages(call["context"], call["prompt_version"]),
+            answer=lambda call: self._answer_schema(call["context"]),
+            recover=lambda call, reply: self._recover(call["context"], reply["chat"], attempt),
+            invalid_count=lambda: invalid_count(log.decisions(), epoch(self._checkpoints)),
+            asking=lambda: self._progress(f"interpretation attempt {attempt}: asking the model"),
+            what="interpretation",
+        )
+        return self._calls.decide(slot, plan)
 
     def _recover(
         self, context: Mapping[str, Any], chat: Mapping[str, Any], attempt: int
@@ -340,7 +351,7 @@ class CaseInterpreter:
             "applied_rules": [rule.rule for rule in result.applied_rules],
             "notes": [],
             "invalid_responses": result.invalid_responses,
-            "epoch": self._epoch(),
+            "epoch": epoch(self._checkpoints),
             "call_record_sha256": records[result.record_seqs[-1]],
         }
         if not result.accepted:
@@ -581,11 +592,10 @@ class CaseInterpreter:
             for e in case["source_context"] + case["database_context"]
         ]
         operations = [*SNAPSHOT_OPERATIONS]
+        index = None
         if self._research:
             operations.append(PROJECT_OPERATION)
-            project = project_prompt_context(package)
-            for fact in (project or {}).get("facts", []):
-                facts.append({"label": fact["fact_id"], "kind": "project_fact", "fact": fact})
+            index = load_index(package)
         if len(facts) == 1 and not self._research:
             raise InterpretationError(
                 "interpretation_without_sources",
@@ -611,6 +621,18 @@ class CaseInterpreter:
         previous = log.get(attempt - 1, "decision") if attempt > 1 else None
         if previous is not None and previous.get("feedback"):
             context["feedback"] = previous["feedback"]
+        brief = brief_of(index)
+        if brief is not None and index is not None:
+            context["brief"] = brief
+            # Scaled to the budget; the facts shown are the labels a hypothesis may
+            # rest on (the investigation can read the others).
+            fit_interpretation(
+                context,
+                build=lambda c: build_messages(c, PROMPT_VERSION),
+                budget=self._tokens,
+                index=index,
+            )
+            facts += [{"label": f, "kind": "project_fact"} for f in brief["shown"]]
         return context
 
     # -- state derived from the records --------------------------------------------------
@@ -620,27 +642,6 @@ class CaseInterpreter:
             c.payload.get("event") == event and c.payload.get("analysis_revision") == revision
             for c in self._checkpoints.history()
         )
-
-    def _epoch(self) -> int:
-        """Operator resumes so far: each gives a fresh invalid-response count."""
-        return sum(1 for c in self._checkpoints.history() if c.operator)
-
-    def _invalid_count(self, log: _InterpretationLog) -> int:
-        epoch = self._epoch()
-        return sum(
-            int(d.get("invalid_responses", 0)) for d in log.decisions() if d.get("epoch") == epoch
-        )
-
-    def _stored_policy(self) -> RecoveryPolicy:
-        """The investigation's policy: the one stored, or set now from the settings."""
-        steps = StepLog(self._layout)
-        stored = steps.policy()
-        if stored is not None:
-            return RecoveryPolicy.from_json(stored)
-        policy = RecoveryPolicy(self._settings.response_recovery_version)
-        steps.put_policy(policy.to_json())
-        self._hook("policy")
-        return policy
 
 
 class _InterpretationLog:
@@ -677,7 +678,7 @@ def _name(attempt: int, event: str) -> str:
 
 
 def _is_call(record: dict[str, Any]) -> bool:
-    return record.get("prompt_version") == PROMPT_VERSION and isinstance(
+    return record.get("prompt_version") in PROMPT_VERSIONS and isinstance(
         record.get("context"), dict
     )
 

@@ -207,7 +207,10 @@ def _interpretation_calls(layout: PackageLayout) -> list[dict[str, Any]]:
                 continue  # verdict.usage_of names a damaged reply; this view only counts
             call_name = f"{match.group(1)}-call.json"
             call = files.read_document(folder / call_name) if call_name in names else None
-            messages = _rebuilt(lambda c: interpretation_prompt.build_messages(c["context"]), call)
+            messages = _rebuilt(
+                lambda c: interpretation_prompt.build_messages(c["context"], c["prompt_version"]),
+                call,
+            )
             calls.append(_call("interpretation", None, None, int(match.group(1)), chat, messages))
     return calls
 

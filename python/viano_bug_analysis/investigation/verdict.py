@@ -38,6 +38,10 @@ from viano_bug_analysis.schemas import schema_validator
 
 VERDICT_FORMAT = "viano-case-verdict"
 VERDICT_SCHEMA = "case-verdict-v1"
+# Version 2 only widens the cited IDs to the case build's facts (P-IDs): a verdict
+# is written as version 2 only when a citation names one, so every other verdict
+# stays what it always was.
+VERDICT_SCHEMAS = {1: VERDICT_SCHEMA, 2: "case-verdict-v2"}
 _VERSION_NAME = re.compile(r"v([0-9]{4})\.json")
 _REVISION_NAME = re.compile(r"r([0-9]{4})")
 _REPLY_NAME = re.compile(r"[0-9]{2}-reply\.json")
@@ -148,7 +152,7 @@ def build_verdict(package: PackageLayout | str | os.PathLike[str]) -> dict[str, 
         groups[entry.pop("group")].append(entry["id"])
     return {
         "format": VERDICT_FORMAT,
-        "format_version": 1,
+        "format_version": 2 if _cites_facts(entries) else 1,
         "package_id": case_package.package_id,
         "case_id": case_package.case_id,
         "analysis_revision": case_package.analysis_revision,
@@ -180,9 +184,7 @@ class VerdictStore:
             document = self._files.read_document(rel)
             if document is None:
                 raise _corrupt(rel, "a verdict version disappeared")
-            if document.get("version") != expected or not schema_validator(VERDICT_SCHEMA).is_valid(
-                document
-            ):
+            if document.get("version") != expected or not _validator(document).is_valid(document):
                 raise _corrupt(rel, "not a case verdict")
             documents.append(document)
         return documents
@@ -207,8 +209,7 @@ class VerdictStore:
             else {"version": previous["version"], "sha256": sha256_hex(compact_json(previous))},
             "issued_at": (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         }
-        validator = schema_validator(VERDICT_SCHEMA)
-        if not validator.is_valid(document):
+        if not _validator(document).is_valid(document):
             # A verdict is built from records the stores checked; one that does not
             # fit its schema is a fault of this code, not of the package.
             raise AssertionError("built verdict does not match case-verdict-v1")
@@ -234,6 +235,22 @@ def _interpretation_chats(layout: PackageLayout) -> list[dict[str, Any]]:
                 raise _corrupt(folder / name, "not an interpretation reply record")
             chats.append(chat)
     return chats
+
+
+def _cites_facts(entries: list[dict[str, Any]]) -> bool:
+    return any(
+        str(cited.get("evidence_id", "")).startswith("P")
+        for entry in entries
+        for key in ("citations", "unverified_references")
+        for cited in entry.get(key) or ()
+    )
+
+
+def _validator(document: Mapping[str, Any]) -> Any:
+    """The validator of the verdict version the document names (version 1 else)."""
+    version = document.get("format_version")
+    name = VERDICT_SCHEMAS.get(version, VERDICT_SCHEMA) if type(version) is int else VERDICT_SCHEMA
+    return schema_validator(name)
 
 
 def _body(document: Mapping[str, Any]) -> dict[str, Any]:

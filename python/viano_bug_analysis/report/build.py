@@ -34,7 +34,9 @@ from viano_bug_analysis.investigation.checkpoints import (
     CheckpointStore,
 )
 from viano_bug_analysis.investigation.evidence import (
+    CASE_FACT_KIND,
     CITATION_UNRESOLVED,
+    CaseFacts,
     CitationResolver,
     EvidenceStore,
     resolve_lines,
@@ -61,6 +63,7 @@ from viano_bug_analysis.schemas import schema_validator
 
 REPORT_FORMAT = "viano-case-report"
 REPORT_SCHEMA = "case-report-v1"
+REPORT_SCHEMAS = {1: REPORT_SCHEMA, 2: "case-report-v2"}
 # An excerpt is enough to recognise a value; the stored evidence keeps it whole.
 EXCERPT_CHARS = 2000
 _LINE_REF = re.compile(r"L[1-9][0-9]{0,9}(?:-L[1-9][0-9]{0,9})?")
@@ -73,10 +76,16 @@ def build_report(
     with ``prices`` its ``tokens`` carry the cost."""
     package = load_package(package_path)
     layout = PackageLayout(package.path)
-    evidence = _Evidence(EvidenceStore(layout))
+    index = load_index(package)
+    # A conclusion may cite the case build's facts by P-ID (investigation-response-v2).
+    facts = (
+        CaseFacts.of(package.case["project_research"]["index"], index)
+        if index is not None
+        else None
+    )
+    evidence = _Evidence(EvidenceStore(layout), facts)
     current = CheckpointStore(layout).current()
     verdicts = VerdictStore(layout).versions()
-    index = load_index(package)
     entries = hypothesis_entries(layout, package.case["hypotheses"])
     groups: dict[str, list[str]] = {group: [] for group in GROUPS}
     log = StepLog(layout)
@@ -157,8 +166,14 @@ def build_report(
         "usage": usage_of(layout),
         "tokens": token_use(layout, prices),
     }
-    if not schema_validator(REPORT_SCHEMA).is_valid(report):
-        raise AssertionError("built report does not match case-report-v1")
+    cites_facts = any(
+        c["evidence_id"].startswith("P") for h in report["hypotheses"] for c in h["citations"]
+    )
+    if cites_facts:
+        # Version 2 only widens the cited IDs to the case build's facts (P-IDs).
+        report["format_version"] = 2
+    if not schema_validator(REPORT_SCHEMAS[report["format_version"]]).is_valid(report):
+        raise AssertionError("built report does not match its case-report schema")
     return report
 
 
@@ -314,10 +329,13 @@ def _reasoning(response: Mapping[str, Any]) -> str | None:
 class _Evidence:
     """Evidence records and payloads, each read once per report."""
 
-    def __init__(self, store: EvidenceStore) -> None:
+    def __init__(self, store: EvidenceStore, facts: CaseFacts | None = None) -> None:
         self._store = store
         self._records = {r["evidence_id"]: r for r in store.records()}
-        self._resolver = CitationResolver(store)
+        self._facts = facts
+        if facts is not None:
+            self._records.update(facts.records())
+        self._resolver = CitationResolver(store, facts=facts)
         self._payloads: dict[str, Any] = {}
 
     def payload(self, evidence_id: str) -> Any:
@@ -327,12 +345,19 @@ class _Evidence:
                 raise EvidenceError(
                     "evidence_unknown", "no evidence with this ID", {"evidence_id": evidence_id}
                 )
-            self._payloads[evidence_id] = self._store.payload(record)
+            if record["kind"] == CASE_FACT_KIND and self._facts is not None:
+                self._payloads[evidence_id] = self._facts.by_id[evidence_id]
+            else:
+                self._payloads[evidence_id] = self._store.payload(record)
         return self._payloads[evidence_id]
 
     def origin(self, evidence_id: str) -> dict[str, Any]:
         record = self._records.get(evidence_id) or {}
         origin: dict[str, Any] = {"kind": record.get("kind")}
+        if record.get("kind") == CASE_FACT_KIND:
+            # A fact of the case build: the enrichment index it stands in.
+            origin["index_path"] = record["index"].get("path")
+            origin["index_sha256"] = record["index"].get("sha256")
         for key in ("capture_sha256", "capture_path", "result_sha256", "result_path", "step_key"):
             if isinstance(record.get(key), str):
                 origin[key] = record[key]

@@ -108,6 +108,28 @@ def check_llm(
     }
 
 
+def advertised_context_window(
+    config: LlmConfig, *, environ: Mapping[str, str] | None = None
+) -> int | None:
+    """The context window the first endpoint that advertises one names (its model
+    listing, else llama-server's ``/props``), or ``None``: two GETs at most per
+    endpoint, no model request. An endpoint that cannot be reached is passed over
+    (the investigation's own request reports it)."""
+    key = resolve_api_key(config, environ)
+    for endpoint in config.endpoints():
+        base_path = endpoint.path.removesuffix("/chat/completions")
+        try:
+            listing = _get_json(config, endpoint, base_path + "/models", key)
+        except (TransientFailure, LlmError):
+            listing = None
+        window = _context_window(listing, config.model) or _props_window(
+            config, endpoint, base_path, key
+        )
+        if window is not None:
+            return int(window["tokens"])
+    return None
+
+
 def check_failure(document: Mapping[str, Any]) -> LlmError | None:
     """The typed error of the first endpoint that failed its check, or ``None``."""
     for endpoint in document["endpoints"]:
@@ -423,4 +445,11 @@ def _ms(seconds: float) -> int:
     return max(0, round(seconds * 1000))
 
 
-__all__ = ["FORMATS", "PROBE_MAX_TOKENS", "TEXT_PROBE_MAX_TOKENS", "check_failure", "check_llm"]
+__all__ = [
+    "FORMATS",
+    "PROBE_MAX_TOKENS",
+    "TEXT_PROBE_MAX_TOKENS",
+    "advertised_context_window",
+    "check_failure",
+    "check_llm",
+]

@@ -17,7 +17,11 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from viano_bug_analysis.investigation.recovery.repair import RESPONSE_SCHEMA, contract_errors
+from viano_bug_analysis.investigation.recovery.repair import (
+    RESPONSE_SCHEMA,
+    RESPONSE_SCHEMAS,
+    contract_errors,
+)
 
 # Violation codes.
 UNKNOWN_ACTION: Final = "unknown_action"
@@ -59,7 +63,8 @@ class ResponseContract:
 
     @property
     def repairable(self) -> bool:
-        return self.schema == RESPONSE_SCHEMA
+        # Both versions of the investigation's own schema: version 2 only widens version 1.
+        return self.schema in RESPONSE_SCHEMAS
 
 
 def cited_evidence_ids(response: Mapping[str, Any]) -> Iterator[str]:

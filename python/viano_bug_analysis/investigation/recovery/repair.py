@@ -27,6 +27,10 @@ from viano_bug_analysis.schemas import fast_validator, schema_validator
 
 PROMPT_ID: Final = "investigation_format_repair_v1"
 RESPONSE_SCHEMA: Final = "investigation-response-v1"
+# Version 2 (the calls of investigation_project_v4 on): case.facts and P-ID citations.
+RESPONSE_SCHEMA_V2: Final = "investigation-response-v2"
+RESPONSE_SCHEMAS: Final = frozenset({RESPONSE_SCHEMA, RESPONSE_SCHEMA_V2})
+CASE_FACTS_OPERATION: Final = "case.facts"
 
 # Preservation violation codes.
 PATH_MISSING: Final = "path_missing"
@@ -364,8 +368,8 @@ def contract_errors(response: Any, schema: str = RESPONSE_SCHEMA) -> list[Contra
     found: set[ContractViolation] = set()
     for error in validator.iter_errors(response):
         parts = list(error.absolute_path)
-        if schema == RESPONSE_SCHEMA and parts == ["next"] and error.validator == "oneOf":
-            reference = next_alternative(response.get("next"))
+        if schema in RESPONSE_SCHEMAS and parts == ["next"] and error.validator == "oneOf":
+            reference = next_alternative(response.get("next"), schema)
             if reference is None:
                 found.add(ContractViolation("/next", "unknown_action"))
                 continue
@@ -378,8 +382,9 @@ def contract_errors(response: Any, schema: str = RESPONSE_SCHEMA) -> list[Contra
     return sorted(found, key=lambda v: (v.path, v.keyword))
 
 
-def next_alternative(step: Any) -> str | None:
-    """The ``$ref`` of the ``next`` alternative that ``kind``/``operation`` select, or None."""
+def next_alternative(step: Any, schema: str = RESPONSE_SCHEMA) -> str | None:
+    """The ``$ref`` of the ``next`` alternative that ``kind``/``operation`` select in
+    ``schema``, or None."""
     if not isinstance(step, dict):
         return None
     if step.get("kind") == "conclusion":
@@ -389,6 +394,8 @@ def next_alternative(step: Any) -> str | None:
     operation = step.get("operation")
     if operation == "project.query":
         return "#/$defs/next_project_query"
+    if operation == CASE_FACTS_OPERATION and schema == RESPONSE_SCHEMA_V2:
+        return "#/$defs/next_case_facts"
     if isinstance(operation, str) and operation in SNAPSHOT_OPERATIONS:
         return f"#/$defs/next_snapshot/{operation}"
     return None
@@ -526,6 +533,7 @@ def evaluate_repair(original: dict[str, Any], path: str, reply_text: str) -> Rep
 
 
 __all__ = [
+    "CASE_FACTS_OPERATION",
     "FILTER_POSITION_CHANGED",
     "INVALID_POINTER",
     "NAMED_MAPPING_LOST",
@@ -535,6 +543,8 @@ __all__ = [
     "REPAIR_TOO_LARGE",
     "REPLY_NOT_JSON",
     "REPLY_NOT_REPLACEMENT",
+    "RESPONSE_SCHEMAS",
+    "RESPONSE_SCHEMA_V2",
     "ROOT_TARGET",
     "SCALAR_MULTISET_CHANGED",
     "SNAPSHOT_OPERATIONS",
