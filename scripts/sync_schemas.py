@@ -7,8 +7,8 @@ Derived parts first: a schema that embeds another one under ``$defs/<name>``
 (``investigation-response-v1`` embeds ``project-query-v1`` and
 ``investigation-request-v1``, ``-v2`` their second versions and
 ``case-facts-query-v1``, so the answer schema stands alone for a model's
-grammar) gets the embedded copy regenerated from ``schemas/<name>.schema.json``; only the embedded copy is
-rewritten, in the files' own form (two-space indent, UTF-8 as written).
+grammar) gets the embedded copy regenerated from ``schemas/<name>.schema.json``;
+only the embedded copy is rewritten, in the files' own form (two-space indent, UTF-8 as written).
 
 ``schemas/`` at the repository root is the source of truth; the package
 ships byte-for-byte copies under ``python/viano_bug_analysis/schemas/`` so
