@@ -17,10 +17,17 @@ def test_the_generated_schemas_are_current() -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_version_2_is_version_1_plus_one_kind() -> None:
+def test_version_2_is_version_1_plus_whole_word_and_one_kind() -> None:
     v1, v2 = load_schema("project-query-v1"), load_schema("project-query-v2")
     assert v2["properties"]["kind"]["enum"] == [*v1["properties"]["kind"]["enum"], "client.records"]
-    assert {k: v for k, v in v2["$defs"]["query"].items() if k != "client.records"} == (
-        v1["$defs"]["query"]
+    changed = {"client.records", "source.search", "source.symbol"}
+    assert {k: v for k, v in v2["$defs"]["query"].items() if k not in changed} == {
+        k: v for k, v in v1["$defs"]["query"].items() if k not in changed
+    }
+    search_v1, search_v2 = (
+        v1["$defs"]["query"]["source.search"],
+        v2["$defs"]["query"]["source.search"],
     )
+    assert set(search_v2["properties"]) - set(search_v1["properties"]) == {"whole_word"}
+    assert search_v2["required"] == search_v1["required"]  # every v1 search is a v2 search
     assert "client.records" not in v1["properties"]["kind"]["enum"]  # stored prompts list v1

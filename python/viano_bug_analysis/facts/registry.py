@@ -47,6 +47,9 @@ class FactKind:
     deduplicated: bool = False
     # The report shows the statement above the fact's fields (the finding is worded there).
     report_statement: bool = False
+    # Came after investigation_project_v1, whose prompts list the labels as they were:
+    # left out of ``labels(stored=True)`` so those prompts keep their bytes.
+    later: bool = False
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -97,9 +100,10 @@ def fact_kind(name: Any) -> FactKind:
     return kind
 
 
-def labels() -> dict[str, str]:
-    """Kind name -> label, in vocabulary order (what prompts list as ``labels``)."""
-    return {name: kind.label for name, kind in FACT_KINDS.items()}
+def labels(*, stored: bool = False) -> dict[str, str]:
+    """Kind name -> label, in vocabulary order; ``stored``: only the kinds
+    ``investigation_project_v1`` prompts list as ``labels`` (fixed with their bytes)."""
+    return {name: kind.label for name, kind in FACT_KINDS.items() if not (stored and kind.later)}
 
 
 @cache
@@ -109,6 +113,24 @@ def _branches() -> dict[str, dict[str, Any]]:
 
 
 # -- one-line summaries ------------------------------------------------------------------
+
+
+def _fix_candidate(fact: Mapping[str, Any], _: Facts) -> str:
+    # The statement words verdict, subject, date, author, timing and reasons.
+    files = f"; {fact['files_changed']} file(s) changed" if "files_changed" in fact else ""
+    link = f" <{fact['link']}>" if fact.get("link") else ""
+    return f"{fact['rank']}. {fact['statement']}{files}{link}"
+
+
+def _fix_candidate_compact(fact: Mapping[str, Any]) -> str:
+    shown = ", ".join(str(f) for f in list(fact.get("files") or ())[:5])
+    more = max(0, int(fact.get("files_changed") or 0) - len(list(fact.get("files") or ())[:5]))
+    files = f" files: {shown}" + (f" (+{more} more)" if more else "") if shown else ""
+    return _fix_candidate(fact, {}) + files
+
+
+def _fix_search(fact: Mapping[str, Any], _: Facts) -> str:
+    return str(fact["statement"])
 
 
 def _report_revision(fact: Mapping[str, Any], _: Facts) -> str:
@@ -501,6 +523,24 @@ FACT_KINDS: Mapping[str, FactKind] = {
             "fixed",
             _change,
             statement_is_finding=True,
+        ),
+        FactKind(
+            "project_fix_candidate",
+            "project history: a commit that may have fixed the report (fixed_by: its message "
+            "names the report), ranked, with subject, date, author, files, link and the reasons "
+            "for it; maybe is a lead to check, not proof of a fix",
+            _fix_candidate,
+            _fix_candidate_compact,
+            statement_is_finding=True,
+            later=True,
+        ),
+        FactKind(
+            "project_fix_search",
+            "project history: what the search for a fixing commit read and its verdict "
+            "(fixed_by, maybe or none)",
+            _fix_search,
+            statement_is_finding=True,
+            later=True,
         ),
         FactKind(
             t.LEAD_KIND,

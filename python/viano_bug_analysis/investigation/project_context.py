@@ -30,7 +30,7 @@ PROMPT_VERSION = "investigation_project_v1"
 SELECTION_VERSION = "project-context-v2"
 
 # The vocabulary's labels, in its order: the texts stored prompts were built with.
-LABELS = labels()
+LABELS = labels(stored=True)
 
 
 def load_index(package: CasePackage) -> dict[str, Any] | None:
