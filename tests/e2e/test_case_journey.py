@@ -109,8 +109,9 @@ class Journey:
     unresolved_hint: str  # the resolver's hint on the cited pointer that does not exist
     h3_statement: str
     h3_script: list[str]
-    # (hypothesis, step, attempt) of the fenced, the `like`, the unresolved answer
-    fenced_at: tuple[str, int, int] = ("H1", 1, 1)
+    # (hypothesis, step, attempt) of the fenced, the `like`, the unresolved answer; step 1
+    # of an interpreted hypothesis is its first_query, run without asking the model
+    fenced_at: tuple[str, int, int] = ("H1", 2, 2)
     like_at: tuple[str, int, int] = ("H1", 2, 1)
     unresolved_at: tuple[str, int, int] = ("H1", 3, 1)
 
@@ -126,17 +127,26 @@ def h1_script(
     unresolved: list[dict[str, str]],
     resolved: list[dict[str, str]],
 ) -> list[str]:
-    """H1's answers in the order the journey checks them (``Journey.fenced_at``,
-    ``like_at``, ``unresolved_at``): the first query fenced, the ``like`` query the
-    feedback corrects, the corrected query (both citing ``context`` of E1), a
-    conclusion citing a pointer that does not exist, and the corrected conclusion."""
-    first, like, corrected = queries
+    """H1's answers in the order the journey checks them (``Journey.like_at``,
+    ``fenced_at``, ``unresolved_at``), after its first query ran as step 1 (E1): the
+    ``like`` query the feedback corrects, the corrected query fenced (both citing
+    ``context`` of E1), a conclusion citing a pointer that does not exist, and the
+    corrected conclusion."""
+    _first, like, corrected = queries
     return [
-        fenced(answer("H1", first)),
         answer("H1", like, [cite("E1", context, "context")]),
-        answer("H1", corrected, [cite("E1", context, "context")]),
+        fenced(answer("H1", corrected, [cite("E1", context, "context")])),
         answer("H1", conclusion(summary), unresolved, assessment="supported", confidence=0.8),
         answer("H1", conclusion(summary), resolved, assessment="supported", confidence=0.8),
+    ]
+
+
+def conclude(
+    hid: str, summary: str, evidence: list[dict[str, str]], *, assessment: str, confidence: float
+) -> list[str]:
+    """The conclusion on what the hypothesis' first query (its step 1) found."""
+    return [
+        answer(hid, conclusion(summary), evidence, assessment=assessment, confidence=confidence)
     ]
 
 
@@ -219,9 +229,8 @@ def snapshot_journey(tmp_path: Path) -> Journey:
             [cite("E1", "/result/rows/3/row/RequiredNpcOrGo1"), cite("E2", "/result/rows/0/row")],
             [cite("E1", "/result/rows/0/row/RequiredNpcOrGo1"), cite("E2", "/result/total")],
         ),
-        *query_then_conclude(
+        *conclude(
             "H2",
-            SAMPLE_FIND,
             "The SpellHit handler gives credit while the quest is incomplete.",
             [cite("E3", "L39", "contradicts"), cite("E3", "/result/matches/0/text", "contradicts")],
             assessment="refuted",
@@ -324,9 +333,8 @@ def research_journey(tmp_path: Path, setup: ResearchSetup) -> Journey:
             [cite("E1", "/rows/9/RequiredNpcOrGo1"), cite("E2", "/rows/0/entry")],
             [cite("E1", "/rows/0/RequiredNpcOrGo1"), cite("E2", "/rows/0/entry")],
         ),
-        *query_then_conclude(
+        *conclude(
             "H2",
-            DIAG_FIND,
             "The log shows the hit and an unchanged quest log.",
             [cite("E3", "L4"), cite("E3", "/result/matches/0/text")],
             assessment="supported",
@@ -457,7 +465,7 @@ def run_journey(tmp_path: Path, journey: Journey) -> dict[str, Any]:
         assert done.returncode == 0, done.stderr
         assert server.unscripted == 0 and server.remaining == 0
         prompts = [user_prompt(server, i) for i in range(len(server.requests))]
-        h1_calls = [r.messages for r in server.requests[1:6]]
+        h1_calls = [r.messages for r in server.requests[1:5]]
     measure_prefix_reuse(h1_calls)
     assert "interpreted: H1, H2 (revision 2)" in done.stdout
     case = load_package(package)
@@ -474,7 +482,7 @@ def run_journey(tmp_path: Path, journey: Journey) -> dict[str, Any]:
     # what is allowed instead.
     like = log.get(*journey.like_at, "decision")
     assert like is not None and like["status"] == "rejected"
-    after_like = prompts[3]  # interpretation, H1-1-1, H1-2-1, then H1-2-2
+    after_like = prompts[2]  # interpretation, H1-2-1 (step 1 is the first query), H1-2-2
     feedback = after_like.split("Feedback on your previous answer:", 1)[1]
     # The first feedback line after the reason names the pointer, rule and alternatives.
     assert feedback.splitlines()[2] == journey.like_hint, feedback
@@ -484,7 +492,7 @@ def run_journey(tmp_path: Path, journey: Journey) -> dict[str, Any]:
     unresolved = log.get(*journey.unresolved_at, "decision")
     assert unresolved is not None and unresolved["status"] == "rejected"
     assert unresolved["reason"] == "citation_unresolved"
-    assert journey.unresolved_hint in prompts[5]
+    assert journey.unresolved_hint in prompts[4]
 
     outcomes = {hid: log.outcome(hid) for hid in ("H1", "H2")}
     for outcome in outcomes.values():

@@ -84,6 +84,7 @@ def test_every_stored_answer_has_a_view_without_hashes() -> None:
         "database.describe",
         "database.lookup",
         "database.find_references",
+        "client.records",  # no stored v1 capture: client_records_body below
     }
 
 
@@ -356,3 +357,51 @@ def test_an_unknown_kind_is_a_typed_error() -> None:
         answer_view("project.query", {"kind": "source.everything"}, {}, max_chars=2000)
     assert info.value.code == "unknown_operation"
     assert "references" in info.value.details["allowed"]
+
+
+def client_records_body(count: int) -> dict[str, Any]:
+    records = [
+        {
+            "id": 66900 + i,
+            "fields": {"id": 66900 + i, "name": f"Detect Partygoer {i}"},
+            "origin": {"source": "file", "file": "Spell.dbc", "sha256": SHA, "record": i},
+            "effects": [
+                {
+                    "id": 1000 + i,
+                    "fields": {"spell_id": 66900 + i, "aura": 6, "aura_name": "SPELL_AURA_X"},
+                    "origin": {"source": "file", "file": "SpellEffect.dbc", "sha256": SHA},
+                }
+            ],
+        }
+        for i in range(count)
+    ]
+    return {
+        "table": "spell",
+        "file": "Spell.dbc",
+        "records": records,
+        "missing_ids": [5],
+        "offset": 0,
+        "limit": count,
+        "returned": count,
+        "truncated": False,
+        "next_offset": None,
+    }
+
+
+def test_client_records_show_fields_and_effects_without_hashes() -> None:
+    query = {"kind": "client.records", "table": "spell", "ids": [66900], "offset": 0, "limit": 20}
+    view = answer_view("project.query", query, client_records_body(2), max_chars=2000)
+    assert view.complete and view.continuation is None
+    assert "0: id=66900 name=Detect Partygoer 0" in view.text
+    assert "effect spell_id=66900 aura=6 aura_name=SPELL_AURA_X" in view.text
+    assert "no record for IDs: 5" in view.text
+    assert "/records/<#>/fields/<name>" in view.text
+    assert not HEX_RUN.search(view.text)
+
+
+def test_client_records_left_out_for_room_name_the_offset() -> None:
+    query = {"kind": "client.records", "table": "spell", "ids": [1], "offset": 0, "limit": 50}
+    view = answer_view("project.query", query, client_records_body(50), max_chars=600)
+    assert not view.complete and view.continuation is not None
+    assert view.continuation["offset"] > 0
+    assert len(view.text) <= 600

@@ -465,6 +465,34 @@ def _references(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
 
 _Renderer = Callable[[Mapping[str, Any], _Ctx], AnswerView]
 
+
+def _client_records(body: Mapping[str, Any], ctx: _Ctx) -> AnswerView:
+    """One line per record (its fields as name=value), a spell's effects indented under
+    it; the origin (file and record index, or the override row) in the stored answer."""
+    records = [r for r in body.get("records") or () if isinstance(r, Mapping)]
+    head = [
+        f"client data {body.get('table')} ({body.get('file')}): {_int(body, 'returned')} records"
+        f" from offset {_int(body, 'offset')}",
+        f"cite a field by pointer {ctx.pointer}/records/<#>/fields/<name>",
+    ]
+    missing = body.get("missing_ids") or []
+    if missing:
+        head.append(f"no record for IDs: {', '.join(str(m) for m in missing[:40])}")
+    items = []
+    for number, record in enumerate(records):
+        fields = record.get("fields") or {}
+        shown = " ".join(f"{name}={cell(value)}" for name, value in fields.items())
+        lines = [f"{number}: {shown}"]
+        for effect in record.get("effects") or ():
+            effect_fields = effect.get("fields") if isinstance(effect, Mapping) else None
+            if isinstance(effect_fields, Mapping):
+                lines.append(
+                    "   effect " + " ".join(f"{k}={cell(v)}" for k, v in effect_fields.items())
+                )
+        items.append("\n".join(lines))
+    return _paged(ctx, body, head, items, noun="records")
+
+
 _RENDERERS: Final[Mapping[str, _Renderer]] = {
     "source.find_text": _snapshot_search,
     "source.find_symbol": _snapshot_search,
@@ -485,6 +513,7 @@ _RENDERERS: Final[Mapping[str, _Renderer]] = {
     "database.rows": _database_rows,
     "database.count": _database_count,
     "references": _references,
+    "client.records": _client_records,
 }
 VIEW_KINDS: Final = frozenset(_RENDERERS)
 """Every snapshot operation and project query kind a view exists for."""
