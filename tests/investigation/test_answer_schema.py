@@ -426,3 +426,35 @@ def test_each_citation_is_bound_to_what_resolves_in_its_own_answer() -> None:
     loose = step_schema("H1", ("E1",), research=False, sources=SOURCES, payloads={"E1": big})
     assert citable_pointers(big, MAX_CITABLE_POINTERS) is None
     assert compiled_validator(loose.portable).is_valid(cite("E1", "/nowhere"))
+
+
+def test_a_switch_with_a_rule_when_on_leaves_off_and_absent_admitted() -> None:
+    # find_text's whole_word (investigation-request-v2) narrows text when true; folded
+    # into variants, the schema sent must still admit the search without it.
+    schema = step_schema(
+        "H1", [], research=True, sources={"src-001": "source_file"}, case_facts=True
+    )
+    validator = compiled_validator(schema.portable)
+    base = {
+        "source_refs": ["src-001"],
+        "text": "quest credit",
+        "case_sensitive": True,
+        "offset": 0,
+        "limit": 20,
+    }
+
+    def step(arguments: dict[str, Any]) -> dict[str, Any]:
+        tool = {"kind": "tool", "operation": "source.find_text", "arguments": arguments}
+        return {
+            "hypothesis_id": "H1",
+            "assessment": "undetermined",
+            "confidence": 0.3,
+            "evidence": [],
+            "next": tool,
+        }
+
+    assert validator.is_valid(step(base))
+    assert validator.is_valid(step({**base, "whole_word": False}))
+    assert validator.is_valid(step({**base, "text": "90001", "whole_word": True}))
+    assert not validator.is_valid(step({**base, "whole_word": True}))  # a phrase is no word
+    assert not validator.is_valid(step({**base, "source_refs": ["src-009"]}))

@@ -252,11 +252,13 @@ def _bind_refs(variant: dict[str, Any], operation: str, sources: Mapping[str, st
     refs = sorted(ref for ref, role in sources.items() if role in roles)
     if not refs:
         return False
-    arguments = variant["properties"]["arguments"]["properties"]
-    if "source_ref" in arguments:
-        arguments["source_ref"] = {"type": "string", "enum": refs}
-    if "source_refs" in arguments:
-        _enum_items(arguments["source_refs"], refs)
+    schema = variant["properties"]["arguments"]
+    # Arguments with a switch (whole_word) are an anyOf of variants: bind each.
+    for arguments in [m["properties"] for m in schema.get("anyOf", ())] or [schema["properties"]]:
+        if "source_ref" in arguments:
+            arguments["source_ref"] = {"type": "string", "enum": refs}
+        if "source_refs" in arguments:
+            _enum_items(arguments["source_refs"], refs)
     return True
 
 
@@ -446,13 +448,19 @@ def _fold_all_of(schema: dict[str, Any]) -> dict[str, Any]:
         variant.setdefault("properties", {})[name] = _narrow(schema, name, values)
         variants.append(variant)
     assert key is not None
-    base_values = (schema.get("properties", {}).get(key) or {}).get("enum")
+    base = schema.get("properties", {}).get(key) or {}
+    base_values = base.get("enum")
+    if base.get("type") == "boolean" and base_values is None:
+        base_values = [False, True]  # an optional switch: off (or absent) is the base schema
     if isinstance(base_values, list):
         rest = [v for v in base_values if v not in covered]
         if rest:  # values no branch adds a rule to: the base schema as it is
             variant = copy.deepcopy(schema)
             variant["properties"][key] = _narrow(schema, key, rest)
             variants.append(variant)
+    elif key not in schema.get("required", ()):
+        # Any other value, or none, is the base schema (the contract checks the rest).
+        variants.append(copy.deepcopy(schema))
     return {"anyOf": variants}
 
 

@@ -116,7 +116,7 @@ from viano_bug_analysis.project_research import (
     query_sha256,
 )
 from viano_bug_analysis.project_research.protocol import Research
-from viano_bug_analysis.tools.answer_view import refusal_record, refusal_text
+from viano_bug_analysis.tools.answer_view import refusal_record, refusal_text, unsearched_note
 from viano_bug_analysis.tools.batch import request_batch
 from viano_bug_analysis.tools.router import InvestigationToolRouter
 
@@ -725,6 +725,9 @@ class InvestigationController:
         brief = brief_of(index)
         if brief is not None:
             brief["allowed"] = self._readable
+            # What the case's source searches could not read, once for the case (each
+            # answer's view only counts its own).
+            brief["unsearched"] = unsearched_note(a["payload"] for a in answers)
             context["brief"] = brief
         feedback, notes = self._previous_feedback(hid, step, attempt)
         if feedback:
