@@ -20,6 +20,9 @@ enrichment fact of the project context. Counts are the conservative count of
 the new median step prompt <= 6,000 tokens, no new request (prompt plus the
 answer's room) over 12,000, and per case at most one fifth of today's.
 
+``VBA_BENCH_DUMP_PROMPTS=DIR`` writes every prompt sent to DIR (one file per call),
+to read them as the model does.
+
 Needs the test MariaDB for the first case (scripts/with_test_services.sh);
 the second runs anywhere:
 
@@ -29,6 +32,7 @@ the second runs anywhere:
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Mapping
 from pathlib import Path
@@ -188,7 +192,13 @@ def _measure(root: Path, research: Any, hypotheses: list[str], script: list[str]
             continue
         call = log.get(hid, step, attempt, event)
         assert call is not None
-        new_steps.append(message_tokens(build_messages(call["prompt_version"], call["context"])))
+        messages = build_messages(call["prompt_version"], call["context"])
+        new_steps.append(message_tokens(messages))
+        if dump := os.environ.get("VBA_BENCH_DUMP_PROMPTS"):
+            # To read the prompts as the model does: one file per call.
+            Path(dump).mkdir(parents=True, exist_ok=True)
+            text = "\n\n".join(f"## {m['role']}\n{m['content']}" for m in messages)
+            (Path(dump) / f"{hid}-{step}-{attempt}.txt").write_text(text, encoding="utf-8")
         old = _today_context(root, call, hid, research is not None)
         old_steps.append(message_tokens(build_messages(old_version, old)))
     return {

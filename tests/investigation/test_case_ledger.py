@@ -75,7 +75,8 @@ def test_a_refused_request_is_explained_with_what_was_wrong(tmp_path: Path) -> N
         retry = server.requests[1].messages[-1]["content"]
     dispatch = StepLog(root).get("H1", 1, 1, "dispatch")
     assert dispatch is not None and dispatch["refusal"]["code"] == dispatch["rejected"]
-    assert f"refused by the tool ({dispatch['rejected']})" in retry
+    # What was wrong, as the CLI words it (tools/refusals.py), not the bare code.
+    assert f"refused ({dispatch['rejected']}): line range ends after the last line" in retry
 
 
 def test_a_case_whose_least_prompt_does_not_fit_is_refused_before_anything_is_sent(

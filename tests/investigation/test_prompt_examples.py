@@ -84,7 +84,8 @@ def validator_for(lead: str, value: Any) -> tuple[str, Validator]:
     """Which schema an example is an example of, from its shape and its line."""
     operation = next((op for op in SNAPSHOT_OPERATIONS if lead.rstrip().endswith(op)), None)
     if operation is not None:
-        return f"arguments of {operation}", schema_validator("investigation-request-v1").evolve(
+        # Version 2 of each schema holds every version 1 value (and whole_word).
+        return f"arguments of {operation}", schema_validator("investigation-request-v2").evolve(
             schema={"$ref": f"#/$defs/arguments/{operation}"}
         )
     if isinstance(value, dict) and "hypothesis_id" in value:
@@ -92,7 +93,7 @@ def validator_for(lead: str, value: Any) -> tuple[str, Validator]:
     if isinstance(value, dict) and value.get("kind") in ("tool", "conclusion"):
         return "next step", _validator("$defs", "next")
     if isinstance(value, dict) and isinstance(value.get("kind"), str):
-        return "project query", schema_validator("project-query-v1")
+        return "project query", schema_validator("project-query-v2")
     if isinstance(value, dict) and {"evidence_id", "role", "reference"} <= set(value):
         return "citation", _validator("$defs", "evidence")
     raise AssertionError(f"an example of nothing known: {value!r}")

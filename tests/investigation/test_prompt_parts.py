@@ -83,7 +83,6 @@ def test_a_report_with_every_heading_keeps_hypothesis_sources_and_facts(version:
     assert "E1 (H1) source.find_text a: 1 lines" in user
     if version == CURRENT_PROJECT_VERSION:
         assert "P1 case_mention: entity_type=quest entity_id=1" in user
-        assert "Left out for room: 1 facts (P2)." in user
     # The report is there whole, once, before the hypothesis.
     assert user.count("\nend\n") == 1 and "Report text:\nThe NPC is broken." in user
     assert user.index("The NPC is broken.") < user.index("Hypothesis H1: s")

@@ -105,8 +105,13 @@ def step_schema(
     sources: Mapping[str, str],
     payloads: Mapping[str, Any] | None = None,
     case_facts: bool = False,
+    version2: bool | None = None,
 ) -> AnswerSchema:
     """The answer schema of one investigation step.
+
+    ``version2``: the step's answers are checked against investigation-response-v2
+    (every call of ``investigation_v3`` / ``investigation_project_v4``: whole_word,
+    client.records); default: when ``case_facts``.
 
     ``case_facts``: the step may read facts of the case build (``case.facts``,
     investigation-response-v2; the calls of ``investigation_project_v4`` with an
@@ -122,7 +127,8 @@ def step_schema(
     answer: its JSON Pointers as an enum (up to :data:`MAX_CITABLE_POINTERS`;
     beyond, any string), and line references only where it shows lines.
     """
-    document = load_schema(RESPONSE_SCHEMA_V2 if case_facts else RESPONSE_SCHEMA)
+    v2 = case_facts if version2 is None else version2
+    document = load_schema(RESPONSE_SCHEMA_V2 if v2 else RESPONSE_SCHEMA)
     root = _Inliner(document).inline(document)
     properties = root["properties"]
     properties["hypothesis_id"] = {"type": "string", "const": hypothesis_id}

@@ -356,7 +356,7 @@ class InvestigationController:
             extra_checks=(self._operation_check,),
             # A conclusion's citations must resolve in the stored evidence.
             citations=self._citation_resolver().problem,
-            schema=RESPONSE_SCHEMA_V2 if _reads_facts(call["context"]) else RESPONSE_SCHEMA,
+            schema=RESPONSE_SCHEMA_V2 if _answers_v2(call["context"]) else RESPONSE_SCHEMA,
         )
         left = self._settings.invalid_response_limit - self._invalid_count()
 
@@ -453,6 +453,7 @@ class InvestigationController:
             sources=sources,
             payloads=payloads,
             case_facts=_reads_facts(call["context"]),
+            version2=_answers_v2(call["context"]),
         )
 
     def _operation_check(self, response: Mapping[str, Any]) -> list[str]:
@@ -849,6 +850,13 @@ def first_query_decision(
 def _reads_facts(context: Mapping[str, Any]) -> bool:
     """The call offered ``case.facts`` (investigation-response-v2)."""
     return CASE_FACTS_OPERATION in context.get("operations", ())
+
+
+def _answers_v2(context: Mapping[str, Any]) -> bool:
+    """The call's answers are checked against investigation-response-v2: every call of
+    the versions with a case-wide ledger (``investigation_v3`` / ``_project_v4``);
+    a stored call of an older version keeps version 1."""
+    return "ledger" in context or _reads_facts(context)
 
 
 def _citable(context: Mapping[str, Any]) -> list[str]:

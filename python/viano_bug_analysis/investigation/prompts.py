@@ -375,17 +375,13 @@ def _brief_lines(context: Mapping[str, Any]) -> list[str]:
     if brief is not None:
         parts += access_lines(brief)
         parts.append("Project facts of the case build (P-IDs):")
+        # The sections end with what they left out, counted by kind, and how to ask for it.
         parts.append(brief["facts_text"] or "(none fit)")
-        if brief["left_out"]:
+        if brief["left_out"] and not brief["facts_text"]:
             parts.append(
-                f"Left out for room: {len(brief['left_out'])} facts "
-                f"({id_ranges(brief['left_out'])})."
+                f"Left out for room: all {len(brief['left_out'])} facts; read them with "
+                "case.facts by entity, table, fact_kind, text or ids."
             )
-            if brief.get("left_out_kinds"):
-                counts = ", ".join(f"{k} {n}" for k, n in brief["left_out_kinds"])
-                parts.append(f"Of these, by kind: {counts}.")
-            if _CASE_FACTS in _offered("", context):
-                parts.append('Read any of them with case.facts, e.g. {"ids": ["P1-P20"], ...}.')
         if brief.get("unsearched"):
             parts.append(brief["unsearched"])
     return parts
@@ -454,6 +450,17 @@ def _offered(version: str, context: Mapping[str, Any]) -> Sequence[str]:
     return [*every, "project.query"] if version in _PROJECT_VERSIONS else every
 
 
+_WHOLE_WORD_EXAMPLE = """- {"kind": "source.search", "text": "90002", "case_sensitive": true,
+   "whole_word": true, "offset": 0, "limit": 20}
+  (whole_word: only where the text stands as a whole word, so an ID does not match inside
+  a longer number; source.find_text takes whole_word too)
+"""
+# Version 4 adds a whole-word search of an ID after the examples of version 3.
+_PROJECT_OPERATION_V4 = _PROJECT_OPERATION_V3.replace(
+    "Filters of a project query", _WHOLE_WORD_EXAMPLE + "Filters of a project query", 1
+)
+
+
 def _operation_sections(operations: Sequence[str]) -> list[str]:
     """Only the operations the case has (the answer schema offers the same ones)."""
     snapshot = [line for op, line in _SNAPSHOT_LINES_V2.items() if op in operations]
@@ -461,7 +468,7 @@ def _operation_sections(operations: Sequence[str]) -> list[str]:
     if snapshot:
         sections.append("\n".join([_SNAPSHOT_HEADING_V2, *snapshot]))
     if "project.query" in operations:
-        sections.append(_PROJECT_OPERATION_V3)
+        sections.append(_PROJECT_OPERATION_V4)
     if _CASE_FACTS in operations:
         sections.append(_CASE_FACTS_OPERATION_V3)
     return sections

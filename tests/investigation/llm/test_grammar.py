@@ -42,7 +42,8 @@ def _text(value: Any, *, spaced: bool = False) -> str:
 
 
 def _step(research: bool) -> str:
-    return schema_grammar(step_schema("H1", VISIBLE, research=research, sources=SOURCES).portable)
+    schema = step_schema("H1", VISIBLE, research=research, sources=SOURCES, version2=True)
+    return schema_grammar(schema.portable)
 
 
 def test_every_documented_example_is_admitted_by_the_grammar_of_a_step() -> None:
