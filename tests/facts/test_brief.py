@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 
 from hypothesis import given, settings
@@ -83,3 +84,36 @@ def test_table_access_reads_refusals_and_absent_tables() -> None:
     assert access.read == ("conditions", "quest_template")
     assert access.refused == {"table_not_allowed": ("creature_loot_template",)}
     assert access.absent == ("spell_dbc",)
+
+
+def test_an_entity_only_reached_gives_way_before_the_leads() -> None:
+    reached = copy.deepcopy(index())
+    for number in range(5):  # rows of creatures the report does not name
+        reached["facts"].append(
+            {
+                "fact_id": f"P{900 + number}",
+                "kind": "project_rows",
+                "table": "creature_template",
+                "complete_filtered_rows": True,
+                "filters": [{"column": "entry", "operator": "eq", "value": 95000 + number}],
+                "purpose": {
+                    "kind": "entity_lookup",
+                    "entity_type": "creature",
+                    "entity_id": 95000 + number,
+                },
+                "rows": [{"entry": 95000 + number, "name": f"Bystander {number}"}],
+                "provenance": reached["facts"][-1].get("provenance")
+                or next(f["provenance"] for f in reached["facts"] if "provenance" in f),
+            }
+        )
+    full = fact_sections(reached, max_chars=100_000).text
+    entities = [line for line in full.splitlines() if ": reached;" in line]
+    leads = [line for line in full.splitlines() if re.match(r"- P\d+ \d+\. ", line)]
+    assert len(entities) == 5 and leads
+    for max_chars in range(200, len(full), 40):
+        text = fact_sections(reached, max_chars=max_chars).text
+        missing = [line for line in leads if line not in text]
+        shown = [line for line in entities if line in text]
+        if missing and shown:
+            # Only a line that fits where no left-out lead did (the room left over).
+            assert max(map(len, shown)) < min(map(len, missing)), max_chars

@@ -92,7 +92,7 @@ def test_a_fact_left_out_of_the_brief_is_read_with_case_facts(
         second_prompt = server.requests[1].messages[-1]["content"]
         system = server.requests[0].messages[0]["content"]
     assert outcome.state == "concluded"
-    assert "Read any of them with case.facts" in first_prompt
+    assert "Left out for room: " in first_prompt and "ask case.facts" in first_prompt
     assert 'operation "case.facts"' in system
     (record,) = EvidenceStore(root).records()
     assert record["kind"] == "case_facts"

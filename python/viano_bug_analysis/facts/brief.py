@@ -254,8 +254,11 @@ class FactGroups:
                 parts.append(self._lead(fact))
                 used.add(fid)
         entities = self._entities(rows_of, empty_of)
-        for order, (named, line, ids) in enumerate(entities):
-            parts.append(_Part(ENTITIES, KEEP, (order,), [line], ids, named, labelled=True))
+        for order, (entity, line, ids) in enumerate(entities):
+            # An entity the build only reached gives way before the leads and the rows of
+            # the report's own entities: a small budget keeps what the report is about.
+            drop = KEEP if entity in self.named else FINDINGS
+            parts.append(_Part(ENTITIES, drop, (order,), [line], ids, entity, labelled=True))
         rank: dict[Entity | None, int] = {e: order for order, (e, _l, _i) in enumerate(entities)}
         for owner, found in rows_of.items():
             parts += self._rows(owner, found, rank)
