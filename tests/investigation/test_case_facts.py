@@ -96,7 +96,8 @@ def test_a_fact_left_out_of_the_brief_is_read_with_case_facts(
     assert 'operation "case.facts"' in system
     (record,) = EvidenceStore(root).records()
     assert record["kind"] == "case_facts"
-    assert f"  answer: {wanted} " in second_prompt
+    # The answer's view: the page's range, then the fact's compact line under its ID.
+    assert "  answer: facts 1-1 of 1:" in second_prompt and f"\n{wanted} " in second_prompt
     stored = StepLog(root).outcome("H1")
     assert stored is not None and stored["citations"][0]["provenance"]["kind"] == "case_facts"
     for message in (first_prompt, second_prompt):

@@ -72,7 +72,7 @@ def test_enrichment_facts_are_labels_and_project_queries_first_steps(
         system = server.requests[0].messages[0]["content"]
         first, second, third = (r.messages[-1]["content"] for r in server.requests)
     assert outcome.state == "interpreted"
-    assert f"\n{fact_ids[0]} " in first  # shown in the brief, by its P-ID
+    assert f"- {fact_ids[0]} " in first  # shown in the brief, by its P-ID
     assert '{"kind": "database.rows"' in system
     assert "/hypotheses/0/rests_on: 1 label(s) were not shown" in second
     assert "missing required property 'limit' at /hypotheses/0/first_query/arguments" in third

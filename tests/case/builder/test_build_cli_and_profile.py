@@ -109,10 +109,12 @@ def test_build_shows_progress_and_a_readable_summary(
     assert [_labels(line) for line in listed] == [
         {f["fact_id"]} for f in facts if f["fact_id"] not in in_block
     ]
+    # The leads, the leads_limit notice and the "already fixed?" facts (enrichment/fixes).
     assert in_block == {
         f["fact_id"]
         for f in facts
-        if f["kind"] == "project_lead" or f.get("reason") == "leads_limit"
+        if f["kind"] in {"project_lead", "project_fix_search", "project_fix_candidate"}
+        or f.get("reason") == "leads_limit"
     }
     assert any(
         line.endswith("quest_start_item: quest_template ID=90001 StartItem=90003 -> item 90003")
