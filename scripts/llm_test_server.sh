@@ -202,9 +202,8 @@ launch() {  # dir port: the server in the background, under the wrapper
     echo "$!" >"$dir/wrapper.pid"
 }
 
-# The server's end is read from server.exit, never from its pid: the wrapper
-# is this shell's child, and a child that has ended but not been waited for
-# still answers kill -0.
+# Whether the server has ended is read from server.exit, which the wrapper
+# writes as soon as it has: no pid to track, whoever started it.
 wait_ready() {  # url dir: /v1/models answers 200, or the server ended, or 120 s
     "$PYTHON" - "$1" "$2" <<'EOF'
 import os, sys, time, urllib.request
@@ -309,11 +308,14 @@ stop_dir() {
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$pid" 2>/dev/null || true
     fi
-    # The wrapper ends by itself once the server has; one that never got as
-    # far as starting the server is ended here.
+    # The wrapper ends by itself once it has recorded the server's end. One
+    # that did not is ended here with its process group (setsid made it the
+    # leader): the server too, if it was started but never named.
     for _ in $(seq 20); do [ -f "$dir/server.exit" ] && break; sleep 0.1; done
-    wrapper=$(cat "$dir/wrapper.pid" 2>/dev/null || true)
-    [ -z "$wrapper" ] || kill -9 "$wrapper" 2>/dev/null || true
+    if [ ! -f "$dir/server.exit" ]; then
+        wrapper=$(cat "$dir/wrapper.pid" 2>/dev/null || true)
+        [ -z "$wrapper" ] || kill -9 -- "-$wrapper" 2>/dev/null || true
+    fi
     if [ "${VBA_KEEP_TEST_DB:-0}" = 1 ]; then log "kept $dir"; else rm -rf "$dir"; fi
 }
 
