@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 WRAPPER = REPO / "scripts" / "llm_server_wrapper.py"
 # No core file from the child that kills itself.
 NO_CORE = "import resource; resource.setrlimit(resource.RLIMIT_CORE, (0, 0))"

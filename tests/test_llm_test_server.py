@@ -10,7 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "llm_test_server.sh"
 VERSION = "0.3.36"
 NATIVE = "-DGGML_NATIVE=ON"
