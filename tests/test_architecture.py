@@ -33,6 +33,7 @@ LAYERS = (
 TOP_LEVEL = {
     "cli": "command line",
     "demo": "command line",
+    "demo_case": "command line",
     "mcp_server": "command line",
     # vba triage runs import, build and investigation for many reports: it
     # wires every layer, as a command does.
@@ -56,6 +57,7 @@ TOP_LEVEL = {
     "exit_codes": "foundation",
     "vocabulary": "foundation",
     "files": "foundation",
+    "config_kinds": "foundation",
 }
 # Names a lower layer still passes on for an import path an earlier release
 # documented, imported lazily inside a function (so importing the lower layer

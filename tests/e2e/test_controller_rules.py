@@ -74,7 +74,10 @@ def test_a_generation_change_between_dispatch_and_persistence_takes_no_evidence(
     assert EvidenceStore(root).records() == []
     rejections = [c.rejection for c in CheckpointStore(root).history() if c.rejection]
     assert [r.code for r in rejections] == ["case_changed"]
-    assert "refused by the tool (case_changed)" in server.requests[1].messages[-1]["content"]
+    assert (
+        "refused (case_changed): the case generation changed"
+        in (server.requests[1].messages[-1]["content"])
+    )
 
 
 def test_policy_zero_parses_strictly_and_keeps_prompts_without_notes(tmp_path: Path) -> None:

@@ -484,9 +484,11 @@ config = "{research_setup.config_path}"
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert "H1: supported (concluded) evidence: E1" in done.stdout
-        # The second prompt shows the references document, without its part captures.
+        # The second prompt shows the references answer (its view), without its part
+        # captures or any hash.
         shown = server.requests[1].messages[1]["content"]
-        assert '"entity_type":"quest"' in shown.replace(" ", "")
+        assert "references of quest " in shown and "database: " in shown
+        assert "capture" not in shown and "sha256" not in shown
     store = EvidenceStore(package)
     record = store.get("E1")
     assert record["origin"]["kind"] == "references"

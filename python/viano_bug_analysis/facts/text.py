@@ -7,9 +7,10 @@ reads the same wherever a fact is shown.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from viano_bug_analysis.vocabulary import IDENTIFIER
 
 LEAD_KIND = "project_lead"
 # The coverage reason of the fact that counts the leads ``max_leads`` left out.
@@ -23,7 +24,7 @@ CLASS_NAMES = {
 }
 MAX_TEXT = 100
 # What a name must look like to be echoed in an error (never a value of the document).
-FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+FIELD = IDENTIFIER  # a name shown back in an error only when it looks like one
 
 
 def is_limit_fact(fact: Mapping[str, Any]) -> bool:

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from viano_bug_analysis.jsonio import canonical_bytes
+
 # Room kept for the "left out" line and the continuation it names.
 FOOTER_CHARS = 200
 # Longest cell of a table row and smallest line text limit shown.
@@ -83,7 +85,7 @@ def cell(value: Any) -> str:
         bare = value and value.strip() == value and value != "NULL"
         text = value if bare and not any(c in value for c in "|\r\n") else json.dumps(value)
     else:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        text = canonical_bytes(value).decode()
     return shorten(text, CELL_CHARS)
 
 
@@ -127,7 +129,7 @@ def name_list(prefix: str, names: Sequence[str], room: int) -> str:
 
 def compact(value: Any) -> str:
     """A request or argument set as the model sends it."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return canonical_bytes(value).decode()
 
 
 def counts(by_reason: Mapping[str, int]) -> str:
