@@ -26,7 +26,7 @@ set -a
 . "./$env_file"
 set +a
 
-"$PY" -m viano_bug_analysis.demo_case --out "$OUT" \
+"$PY" -m viano_bug_analysis.demo_case --out "$OUT" --sample samples/demo \
     --db-port "$VBA_TEST_DB_PORT" --db-password-file "$VBA_TEST_DB_PASSWORD_FILE" || exit $?
 
 echo

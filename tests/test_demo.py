@@ -15,6 +15,8 @@ __all__ = ["mariadb"]
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "samples" / "bug-20"
+# The case demo's issue and history: in the repository, not in an installed package.
+CASE_SAMPLE = REPO / "samples" / "demo"
 
 
 def _demo(*extra: str) -> subprocess.CompletedProcess[bytes]:
@@ -57,7 +59,8 @@ def test_the_case_demo_imports_builds_and_writes_the_report(
     out = tmp_path / "demo"
     done = subprocess.run(
         [sys.executable, "-m", "viano_bug_analysis.demo_case", "--out", str(out),
-         "--db-port", str(mariadb.port), "--db-password-file", str(password)],
+         "--db-port", str(mariadb.port), "--db-password-file", str(password),
+         "--sample", str(CASE_SAMPLE)],
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -71,14 +74,26 @@ def test_the_case_demo_imports_builds_and_writes_the_report(
     assert lines[-2] == f"== the case report: {report}" and report.stat().st_size > 0
     # The history's commit IDs are the same on every machine (the issue names the first).
     assert "revision 1 built" in done.stdout
-    assert not (SAMPLE.parent / "demo" / ".git").exists()
+    assert not (CASE_SAMPLE / ".git").exists()
 
 
 def test_the_demo_history_has_fixed_commit_ids(tmp_path: Path) -> None:
-    from viano_bug_analysis.demo_case import SAMPLE as CASE_SAMPLE
     from viano_bug_analysis.demo_case import source_history
 
     commits = source_history(CASE_SAMPLE / "history", tmp_path / "repo")
     issue = orjson.loads((CASE_SAMPLE / "issue.json").read_bytes())
     assert commits[0].startswith("ea69729") and "ea69729" in issue["body"]
     assert len(commits) == 2
+
+
+def test_the_case_demo_without_its_sample_says_where_it_looked(tmp_path: Path) -> None:
+    # An installed package carries no samples: the folder is named or found, never guessed.
+    done = subprocess.run(
+        [sys.executable, "-m", "viano_bug_analysis.demo_case", "--out", str(tmp_path / "out"),
+         "--db-port", "1", "--db-password-file", str(tmp_path / "pw"),
+         "--sample", str(tmp_path / "missing")],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "no bundled sample at" in done.stderr and "--sample" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -25,7 +25,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "demo"
+# The bundled issue and history, in the repository (not in the installed package):
+# `make demo` runs from the repository root and names the folder, as demo.py's
+# sample; a source checkout also finds it next to the package.
+SAMPLE = Path("samples") / "demo"
+_BESIDE_THE_PACKAGE = Path(__file__).resolve().parents[2] / "samples" / "demo"
 # Fixed, so the history's commit IDs do not depend on who runs it or when.
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "Demo Maintainer",
@@ -134,9 +138,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--db-password-file", type=Path, required=True, help="the reader's password file"
     )
-    parser.add_argument("--sample", type=Path, default=SAMPLE, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--sample",
+        type=Path,
+        default=None,
+        help="the folder with issue.json and history/ (default: samples/demo of the "
+        "repository, from its root or beside a source checkout's package)",
+    )
     args = parser.parse_args(argv)
-    return run(args.out, args.db_port, args.db_password_file, args.sample)
+    sample = args.sample or next(
+        (p for p in (SAMPLE, _BESIDE_THE_PACKAGE) if (p / "issue.json").is_file()), SAMPLE
+    )
+    if not (sample / "issue.json").is_file() or not (sample / "history").is_dir():
+        print(
+            f"demo: no bundled sample at {sample} (issue.json and history/ expected): run it "
+            "from the repository root (make demo), or name the folder with --sample",
+            file=sys.stderr,
+        )
+        return 2
+    return run(args.out, args.db_port, args.db_password_file, sample)
 
 
 if __name__ == "__main__":
