@@ -123,7 +123,21 @@ in (a list). There is no "like" operator."""
 # Every JSON object in these texts is a complete, valid example of its schema
 # (tests/investigation/test_prompt_examples.py extracts and validates each one).
 
-_RULES_V2 = """You investigate one hypothesis about a bug report of a game server, read-only.
+# The examples of the answer, the same in versions 2 and 3 (each a valid value:
+# tests/investigation/test_prompt_examples.py).
+_EXAMPLES = """Example of a tool step:
+{"hypothesis_id": "H1", "assessment": "undetermined", "confidence": 0.3, "evidence": [],
+ "next": {"kind": "tool", "operation": "source.find_text", "arguments": {"source_refs":
+ ["src-001"], "text": "QuestCredit", "case_sensitive": true, "offset": 0, "limit": 20},
+ "rationale": "Where the quest credit is given; the hit handler should call it."}}
+Example of a conclusion:
+{"hypothesis_id": "H1", "assessment": "supported", "confidence": 0.8, "evidence": [
+ {"evidence_id": "E1", "role": "supports", "reference": "/result/rows/0/row/RequiredNpcOrGo1"},
+ {"evidence_id": "E2", "role": "context", "reference": "L40-L42"}],
+ "next": {"kind": "conclusion", "summary": "The quest needs 90005; the net hits 90002."}}"""
+
+_RULES_V2 = (
+    """You investigate one hypothesis about a bug report of a game server, read-only.
 You see the report, the hypothesis, the evidence gathered so far (each with an E-ID) and,
 when enabled, facts from the live project (P-IDs, labelled). Facts describe configured data
 and source code; they are not runtime observations.
@@ -144,16 +158,9 @@ shown after "answer:" (a snapshot answer starts with /result), or L12 / L12-L20 
 lines that answer shows. Each evidence item says what can be cited in it. A conclusion is
 accepted only when every citation resolves in the stored evidence.
 
-Example of a tool step:
-{"hypothesis_id": "H1", "assessment": "undetermined", "confidence": 0.3, "evidence": [],
- "next": {"kind": "tool", "operation": "source.find_text", "arguments": {"source_refs":
- ["src-001"], "text": "QuestCredit", "case_sensitive": true, "offset": 0, "limit": 20},
- "rationale": "Where the quest credit is given; the hit handler should call it."}}
-Example of a conclusion:
-{"hypothesis_id": "H1", "assessment": "supported", "confidence": 0.8, "evidence": [
- {"evidence_id": "E1", "role": "supports", "reference": "/result/rows/0/row/RequiredNpcOrGo1"},
- {"evidence_id": "E2", "role": "context", "reference": "L40-L42"}],
- "next": {"kind": "conclusion", "summary": "The quest needs 90005; the net hits 90002."}}"""
+"""
+    + _EXAMPLES
+)
 
 _SNAPSHOT_HEADING_V2 = """Snapshot operations (they read the case's own attachments,
 by source_ref); each line is the operation and an example of its arguments:"""
@@ -210,7 +217,8 @@ _PROJECT_OPERATION_V3 = _PROJECT_OPERATION_V2.replace(
 # -- version 3 (investigation_v3 / investigation_project_v4) ----------------------------
 # The version 2 rules with evidence of the whole case citable; the operations are
 # the ones the case has, each line of version 2 kept as it was.
-_RULES_V3 = """You investigate one hypothesis about a bug report of a game server, read-only.
+_RULES_V3 = (
+    """You investigate one hypothesis about a bug report of a game server, read-only.
 You see the case brief (the report, what the case can read and, when enabled, facts of
 the case build, each with a P-ID), your hypothesis and the evidence of the whole case so
 far (each with an E-ID; evidence taken for another hypothesis may be cited too). Facts
@@ -233,16 +241,9 @@ answer starts with /result), or L12 / L12-L20 for source lines that answer shows
 answer shown in full says what can be cited in it. A conclusion is accepted only when
 every citation resolves in the stored evidence.
 
-Example of a tool step:
-{"hypothesis_id": "H1", "assessment": "undetermined", "confidence": 0.3, "evidence": [],
- "next": {"kind": "tool", "operation": "source.find_text", "arguments": {"source_refs":
- ["src-001"], "text": "QuestCredit", "case_sensitive": true, "offset": 0, "limit": 20},
- "rationale": "Where the quest credit is given; the hit handler should call it."}}
-Example of a conclusion:
-{"hypothesis_id": "H1", "assessment": "supported", "confidence": 0.8, "evidence": [
- {"evidence_id": "E1", "role": "supports", "reference": "/result/rows/0/row/RequiredNpcOrGo1"},
- {"evidence_id": "E2", "role": "context", "reference": "L40-L42"}],
- "next": {"kind": "conclusion", "summary": "The quest needs 90005; the net hits 90002."}}"""
+"""
+    + _EXAMPLES
+)
 MAX_REPORT_CHARS = 4000
 _CASE_FACTS_OPERATION_V3 = """Facts of the case build on demand (operation "case.facts"; its
 arguments filter the facts, every filter given applies; one page in fact-ID order). Examples:
