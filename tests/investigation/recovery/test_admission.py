@@ -390,3 +390,17 @@ def test_a_trial_that_does_not_preserve_is_refused(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(admission_module, "_regroup", lambda filters: changed)
     admission = admit_repair(response(["id", "eq", 1]))
     assert admission == Admission(False, TRIAL_NOT_PRESERVING, FILTER_RANGE)
+
+
+def test_a_stored_plan_of_a_version_2_answer_is_rechecked_by_version_2() -> None:
+    evidence = {"evidence_id": "E1", "role": "supports", "reference": "/rows/0/name"}
+    facts = {
+        "kind": "tool",
+        "operation": "case.facts",
+        "arguments": {"ids": ["P12"], "offset": 0, "limit": 5},
+    }
+    plan = {"prompt": PROMPT_ID, "response": response(evidence=evidence, next=facts)}
+    plan["target"] = EVIDENCE_RANGE
+    assert recheck_stored_plan(plan).reason == UNKNOWN_ACTION  # version 1 has no case.facts
+    admitted = recheck_stored_plan(plan, schema="investigation-response-v2")
+    assert admitted.admitted and admitted.target == EVIDENCE_RANGE

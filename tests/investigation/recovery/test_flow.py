@@ -710,3 +710,39 @@ def test_a_response_over_the_configured_limit_is_audited_by_hash_only(tmp_path: 
         "size_bytes": len(text.encode()),
         "text": None,
     }
+
+
+# --- version 2 answers: the contract the call asked for -----------------------
+
+FACTS_STEP = {
+    "kind": "tool",
+    "operation": "case.facts",
+    "arguments": {"entity": {"type": "quest", "id": 90001}, "offset": 0, "limit": 20},
+}
+V2_CONTRACT = ResponseContract(
+    hypothesis_id="H2",
+    visible_evidence_ids=frozenset({"E3", "E5"}),
+    known_columns={"Logs": ["id", "name", "LogTitle", "Created"]},
+    schema="investigation-response-v2",
+)
+
+
+def test_a_version_2_answer_asking_for_facts_is_repaired_by_its_own_contract() -> None:
+    # Admission judged every answer by version 1, where case.facts is an unknown
+    # action: a lone evidence object beside it got no repair and was rejected.
+    lone = {"evidence_id": "E3", "role": "supports", "reference": "/rows/0/LogTitle"}
+    provider = FakeProvider(reply([lone]))
+    text = json.dumps(response(evidence=lone, next=FACTS_STEP))
+    result = recover(text, provider, contract=V2_CONTRACT)
+    assert result.accepted
+    assert result.response is not None and result.response["evidence"] == [lone]
+    assert result.response["next"] == FACTS_STEP
+
+
+def test_a_version_2_query_with_flat_filters_is_repaired_by_its_own_contract() -> None:
+    flat = response(FLAT)
+    provider = FakeProvider(reply(GOOD))
+    result = recover(json.dumps(flat), provider, contract=V2_CONTRACT)
+    assert result.accepted
+    assert result.response is not None
+    assert result.response["next"]["arguments"]["filters"] == GOOD

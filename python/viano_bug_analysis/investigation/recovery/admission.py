@@ -35,6 +35,7 @@ from viano_bug_analysis import vocabulary
 from viano_bug_analysis.investigation.recovery.normalize import FILTER_OPERATORS, MAX_INPUT_BYTES
 from viano_bug_analysis.investigation.recovery.repair import (
     PROMPT_ID,
+    RESPONSE_SCHEMA,
     ContractViolation,
     RepairError,
     check_preservation,
@@ -107,13 +108,20 @@ class Admission:
 
 
 def admit_repair(
-    response: Any, error: ValidationError | ContractViolation | str | None = None
+    response: Any,
+    error: ValidationError | ContractViolation | str | None = None,
+    *,
+    schema: str = RESPONSE_SCHEMA,
 ) -> Admission:
     """Whether a response that failed the contract gets a repair call, and for what.
 
     ``error`` names the failing place: a ``jsonschema`` error, a
     :class:`~.repair.ContractViolation`, a JSON Pointer, or None for the first
     contract error. The decision looks at the whole response either way.
+    ``schema`` is the response schema of the call's contract: the trial and
+    the excerpt are taken from it, so an answer of a version that offers more
+    operations (``investigation-response-v2``'s ``case.facts``) is judged by
+    the contract it was asked for.
     """
     if not isinstance(response, dict):
         return Admission(False, SCALAR_TARGET)
@@ -124,7 +132,7 @@ def admit_repair(
         return Admission(False, NOT_STRUCTURAL)
     if size > MAX_INPUT_BYTES:
         return Admission(False, INPUT_TOO_LARGE)
-    errors = contract_errors(response)
+    errors = contract_errors(response, schema)
     if not errors:
         return Admission(False, NOT_INVALID)
     focus = _focus(error, errors)
@@ -132,8 +140,8 @@ def admit_repair(
         return Admission(False, UNKNOWN_ACTION, "/next")
     try:
         if _inside(focus, FILTER_RANGE):
-            return _admit_filters(response, focus)
-        return _admit_other(response, focus, errors)
+            return _admit_filters(response, focus, schema)
+        return _admit_other(response, focus, errors, schema)
     except RepairError:  # a malformed error pointer
         return Admission(False, NOT_STRUCTURAL)
 
@@ -154,7 +162,7 @@ def _inside(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
 
 
-def _admit_filters(response: dict[str, Any], focus: str) -> Admission:
+def _admit_filters(response: dict[str, Any], focus: str, schema: str) -> Admission:
     step = response.get("next")
     arguments = step.get("arguments") if isinstance(step, dict) else None
     if not (
@@ -179,7 +187,7 @@ def _admit_filters(response: dict[str, Any], focus: str) -> Admission:
     trial_value = _regroup(filters)
     if trial_value is None:
         return Admission(False, NOT_STRUCTURAL, FILTER_RANGE)
-    return _trial(response, FILTER_RANGE, trial_value, _filters_excerpt())
+    return _trial(response, FILTER_RANGE, trial_value, _filters_excerpt(schema), schema)
 
 
 def _filter_object(item: dict[str, Any], path: str) -> Admission:
@@ -268,7 +276,7 @@ def _as_filter(group: tuple[Any, Any, Any]) -> dict[str, Any]:
 
 
 def _admit_other(
-    response: dict[str, Any], focus: str, errors: list[ContractViolation]
+    response: dict[str, Any], focus: str, errors: list[ContractViolation], schema: str
 ) -> Admission:
     keyword = next((v.keyword for v in errors if v.path == focus), "")
     if keyword == "required":
@@ -283,18 +291,18 @@ def _admit_other(
         return Admission(False, SCALAR_TARGET, focus)
     if focus == EVIDENCE_RANGE and isinstance(value, dict):
         # A lone evidence object where the list belongs.
-        return _trial(response, focus, [json_copy(value)], _evidence_excerpt())
+        return _trial(response, focus, [json_copy(value)], _evidence_excerpt(schema), schema)
     return Admission(False, NOT_STRUCTURAL, focus)
 
 
 def _trial(
-    response: dict[str, Any], target: str, trial_value: Any, excerpt: dict[str, Any]
+    response: dict[str, Any], target: str, trial_value: Any, excerpt: dict[str, Any], schema: str
 ) -> Admission:
     """Admits only when the structural trial passes the whole contract and preservation."""
     trial = splice(response, target, trial_value)
     if check_preservation(response, trial, target):
         return Admission(False, TRIAL_NOT_PRESERVING, target)
-    if contract_errors(trial):
+    if contract_errors(trial, schema):
         return Admission(False, TRIAL_INVALID, target)
     return Admission(True, ADMITTED, target, excerpt)
 
@@ -302,15 +310,17 @@ def _trial(
 # --- Schema excerpts --------------------------------------------------------
 
 
-def _filters_excerpt() -> dict[str, Any]:
+def _filters_excerpt(schema: str) -> dict[str, Any]:
     """``filters`` of the project-query alternative, with its local references inlined."""
-    query = load_schema("investigation-response-v1")["$defs"]["project-query-v1"]
+    definitions = load_schema(schema)["$defs"]
+    # The query schema the response version embeds (v1 embeds project-query-v1, v2 -v2).
+    (query,) = (v for k, v in definitions.items() if k.startswith("project-query-"))
     excerpt: dict[str, Any] = _inline({"$ref": "#/$defs/filters"}, query["$defs"])
     return excerpt
 
 
-def _evidence_excerpt() -> dict[str, Any]:
-    root = load_schema("investigation-response-v1")
+def _evidence_excerpt(schema: str) -> dict[str, Any]:
+    root = load_schema(schema)
     evidence = {"type": "array", "maxItems": 64, "items": {"$ref": "#/$defs/evidence"}}
     excerpt: dict[str, Any] = _inline(evidence, root["$defs"])
     return excerpt
@@ -330,7 +340,7 @@ def _inline(schema: Any, definitions: Mapping[str, Any]) -> Any:
 # --- Stored plans -----------------------------------------------------------
 
 
-def recheck_stored_plan(plan: Mapping[str, Any]) -> Admission:
+def recheck_stored_plan(plan: Mapping[str, Any], *, schema: str = RESPONSE_SCHEMA) -> Admission:
     """Re-checks an old stored repair plan before a new provider call.
 
     A plan holds ``prompt`` (``investigation_format_repair_v1``), the
@@ -348,7 +358,7 @@ def recheck_stored_plan(plan: Mapping[str, Any]) -> Admission:
         value = value_at(response, target)
     except RepairError:
         return Admission(False, PLAN_TARGET_UNSUITABLE, target)
-    fresh = admit_repair(json_copy(response), target)
+    fresh = admit_repair(json_copy(response), target, schema=schema)
     if not isinstance(value, dict | list):
         hint = fresh.hint if fresh.reason == OPERATOR_UNKNOWN else None
         return Admission(False, PLAN_TARGET_UNSUITABLE, target, hint=hint)

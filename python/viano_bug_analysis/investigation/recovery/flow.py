@@ -384,7 +384,7 @@ class _Flow:
         # foreign hypothesis, an unknown action or a failed caller check never are.
         if not self.enabled or violations != [CONTRACT_VIOLATION] or not self.contract.repairable:
             return None
-        return admit_repair(candidate)
+        return admit_repair(candidate, schema=self.contract.schema)
 
     def prompt(self, candidate: dict[str, Any], admission: Admission) -> str:
         binding = RepairBinding(
@@ -561,7 +561,7 @@ def resume_repair(
     rules = tuple(AppliedRule(a["rule"], a["path"]) for a in source.document["applied_rules"])
     if plan is None or not flow.enabled:
         return flow.rejected(PLAN_REJECTED, (PLAN_REJECTED,), rules=rules, invalid=0)
-    admission = recheck_stored_plan(plan)
+    admission = recheck_stored_plan(plan, schema=contract.schema)
     if not admission.admitted:
         return flow.rejected(
             PLAN_REJECTED,

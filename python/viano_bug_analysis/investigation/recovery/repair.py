@@ -401,9 +401,9 @@ def next_alternative(step: Any, schema: str = RESPONSE_SCHEMA) -> str | None:
     return None
 
 
-def revalidate(repaired: Any) -> list[ContractViolation]:
+def revalidate(repaired: Any, schema: str = RESPONSE_SCHEMA) -> list[ContractViolation]:
     """The full original contract on a rebuilt response (empty: it holds)."""
-    return contract_errors(repaired)
+    return contract_errors(repaired, schema)
 
 
 # --- The call ---------------------------------------------------------------
@@ -517,7 +517,9 @@ def parse_replacement(reply_text: str) -> Any:
     return value["replacement"]
 
 
-def evaluate_repair(original: dict[str, Any], path: str, reply_text: str) -> RepairOutcome:
+def evaluate_repair(
+    original: dict[str, Any], path: str, reply_text: str, schema: str = RESPONSE_SCHEMA
+) -> RepairOutcome:
     """Parse, splice, preservation check and full re-validation of one repair reply."""
     try:
         repaired = splice(original, path, parse_replacement(reply_text))
@@ -526,7 +528,7 @@ def evaluate_repair(original: dict[str, Any], path: str, reply_text: str) -> Rep
     violations = check_preservation(original, repaired, path)
     if violations:
         return RepairOutcome(False, None, tuple(violations))
-    errors = revalidate(repaired)
+    errors = revalidate(repaired, schema)
     if errors:
         return RepairOutcome(False, None, ("contract_violation",))
     return RepairOutcome(True, repaired, ())
