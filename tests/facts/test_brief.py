@@ -117,3 +117,32 @@ def test_an_entity_only_reached_gives_way_before_the_leads() -> None:
         if missing and shown:
             # Only a line that fits where no left-out lead did (the room left over).
             assert max(map(len, shown)) < min(map(len, missing)), max_chars
+
+
+def test_a_lead_about_a_reached_entity_gives_way_before_the_rows_the_report_names() -> None:
+    # A load-check hit on an entity three references away said less about the report
+    # than the rows of its own entities, yet every lead was kept and those rows left out.
+    with_reached = copy.deepcopy(index())
+    lead = next(f for f in with_reached["facts"] if f["kind"] == "project_lead")
+    far = {
+        **copy.deepcopy(lead),
+        "fact_id": "P950",
+        "rank": 2,
+        "why": "the engine flags it; reached from the report's entities " + "x" * 300,
+        "location": {"table": "creature_template", "key": {"entry": 96000}},
+        "entity_id": 96000,
+    }
+    with_reached["facts"].append(far)
+    full = fact_sections(with_reached, max_chars=100_000)
+    assert {"P950", str(lead["fact_id"])} <= set(full.shown)
+    named_rows = [
+        str(f["fact_id"])
+        for f in with_reached["facts"]
+        if f["kind"] == "project_rows" and f["purpose"].get("entity_id") in (90001, 90002)
+    ]
+    assert named_rows
+    for max_chars in range(200, len(full.text), 20):
+        shown = set(fact_sections(with_reached, max_chars=max_chars).shown)
+        if "P950" in shown:
+            assert set(named_rows) <= shown, max_chars
+        assert str(lead["fact_id"]) in shown or not shown & set(named_rows), max_chars

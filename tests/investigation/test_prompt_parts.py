@@ -127,3 +127,19 @@ def test_the_case_facts_examples_are_valid_queries_and_shown_only_when_offered()
     assert "case.facts" not in build_messages(CURRENT_PROJECT_VERSION, without)[0]["content"]
     # No snapshot source: no snapshot operation offered either.
     assert "source.find_text {" not in system
+
+
+@pytest.mark.parametrize(
+    ("version", "sha256"),
+    [
+        # Computed with the code before investigation_project_v5 existed.
+        ("investigation_v3", "c19fcb74e3b99ef6ea80ef0091c62e1378aa22dabdb0bfc7ef0c48d1280f5d10"),
+        (
+            "investigation_project_v4",
+            "c9979d721dd93e759a0d7b789d2c3a7ad4a1a0a40ae888ade01087fe583c37fa",
+        ),
+    ],
+)
+def test_a_stored_version_3_or_4_call_rebuilds_as_it_was_sent(version: str, sha256: str) -> None:
+    text = prompt_text(build_messages(version, _hostile_v3()))
+    assert hashlib.sha256(text.encode()).hexdigest() == sha256

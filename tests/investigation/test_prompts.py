@@ -94,7 +94,7 @@ def test_a_stored_v1_call_still_rebuilds_byte_for_byte(version: str, sha256: str
 def test_new_calls_use_version_3_and_it_differs_from_version_1() -> None:
     assert (CURRENT_VERSION, CURRENT_PROJECT_VERSION) == (
         "investigation_v3",
-        "investigation_project_v4",
+        "investigation_project_v5",
     )
     v1 = build_messages("investigation_v1", V1_CONTEXT)
     current = {

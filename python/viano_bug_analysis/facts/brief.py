@@ -9,9 +9,10 @@ of the result it reached; a fact is named by its label, never by a hash.
 ``fact_sections`` is a pure function of the index: the same index and
 ``max_chars`` give the same text. What does not fit is left out whole,
 lowest value first: rows of entities the report does not name, then the
-empty lookups, then the other findings, then the rows of the report's own
+empty lookups, then the other findings (with the entities the build only
+reached and the leads about them), then the rows of the report's own
 entities (one rows fact at a time, an entity's first rows last), then the
-coverage lines; the entities and leads are kept first. The left-out facts
+coverage lines; the report's entities and the leads about them are kept first. The left-out facts
 are listed in ``left_out`` and counted by kind on the last line, which says
 how to ask for them (``facts/query.py``).
 """
@@ -286,7 +287,12 @@ class FactGroups:
     def _lead(self, fact: Fact) -> _Part:
         if fact["kind"] == t.LEAD_KIND:
             line = f"- {fact['fact_id']} {t.lead_line(fact)}"
-            return _Part(LEADS, KEEP, (int(fact["rank"]),), [line], {str(fact["fact_id"])})
+            # A lead about an entity the build only reached (a load-check hit three
+            # references away) says less about this report than the rows of the
+            # entities it names: it gives way before them, as a reached entity does.
+            reached = fact.get("entity_type") is not None and _entity(fact) not in self.named
+            drop = FINDINGS if reached else KEEP
+            return _Part(LEADS, drop, (int(fact["rank"]),), [line], {str(fact["fact_id"])})
         line = f"- {fact_kind(fact['kind']).compact(fact)}"
         return _Part(LEADS, KEEP, (1 << 30,), [line], {str(fact["fact_id"])})
 

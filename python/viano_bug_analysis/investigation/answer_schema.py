@@ -110,7 +110,7 @@ def step_schema(
     """The answer schema of one investigation step.
 
     ``version2``: the step's answers are checked against investigation-response-v2
-    (every call of ``investigation_v3`` / ``investigation_project_v4``: whole_word,
+    (every call of ``investigation_v3`` / ``investigation_project_v4`` and ``_v5``: whole_word,
     client.records); default: when ``case_facts``.
 
     ``case_facts``: the step may read facts of the case build (``case.facts``,

@@ -1,4 +1,5 @@
-"""The case brief and the evidence ledger of ``investigation_v3`` / ``investigation_project_v4``.
+"""The case brief and the evidence ledger of ``investigation_v3`` and ``investigation_project_v4``
+/ ``_v5``.
 
 The prompt is a pure function of its stored context, so everything a view
 renders is stored in the context as the text it rendered (the fact sections,
@@ -38,10 +39,11 @@ MAX_ANSWER_CHARS = 6000
 # rounding in the scaled parts from tipping a request over.
 _MARGIN_TOKENS = 64
 # Of the prompt's room in the window: at most this share for the fact sections and
-# as much for the answers shown in full. A fifth each keeps a step near a third of
-# the window, so a case of many steps stays small (a model asks for more:
-# case.facts, and an older answer's line names its E-ID).
-_FACTS_SHARE = 0.2
+# about as much for the answers shown in full. A fifth each keeps a step near a third
+# of the window, so a case of many steps stays small (a model asks for more:
+# case.facts, and an older answer's line names its E-ID); the facts take a little
+# less since investigation_project_v5 shows an example of every query kind.
+_FACTS_SHARE = 0.19
 _ANSWERS_SHARE = 0.2
 _INTERPRETATION_FACTS_SHARE = 0.5
 _SCALE_ROUNDS = 8

@@ -3,7 +3,7 @@
 For each hypothesis, until the model concludes, the step limit or the
 budget ends, or the case blocks:
 
-1. build the prompt from stored state (``investigation_project_v4`` when
+1. build the prompt from stored state (``investigation_project_v5`` when
    research is enabled, else ``investigation_v3``) and record it (``call``);
 2. reserve budget for the call, send it, record the answer (``reply``) and
    settle from the stored answer's tokens (the stored answer is the commit
@@ -854,7 +854,7 @@ def _reads_facts(context: Mapping[str, Any]) -> bool:
 
 def _answers_v2(context: Mapping[str, Any]) -> bool:
     """The call's answers are checked against investigation-response-v2: every call of
-    the versions with a case-wide ledger (``investigation_v3`` / ``_project_v4``);
+    the versions with a case-wide ledger (``investigation_v3``, ``_project_v4`` and ``_v5``);
     a stored call of an older version keeps version 1."""
     return "ledger" in context or _reads_facts(context)
 

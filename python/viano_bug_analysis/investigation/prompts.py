@@ -26,7 +26,12 @@ version, even after newer versions exist:
   with the ``references`` kind among the project examples (every place one
   ID is used as one entity type, by the profile's reference map).
 
-- ``investigation_v3`` / ``investigation_project_v4`` (what new calls use): the
+- ``investigation_project_v5`` (what new calls with research use): version 4 with
+  one example of every project query kind, rendered from ``query_examples`` (the
+  revision, changes, tables and client-data kinds had none, so a model never
+  learned them from the prompt).
+
+- ``investigation_v3`` / ``investigation_project_v4``: the
   version 2 text (with the references example when research is enabled),
   assembled from its parts. Version 2 took its case lines by cutting its own
   version 1 text at the first ``"\nEvidence so far:"``, so a report holding that
@@ -46,6 +51,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from viano_bug_analysis.investigation.evidence import citation_hints
+from viano_bug_analysis.investigation.query_examples import project_query_section
 from viano_bug_analysis.investigation.recovery.notes import prompt_with_context_notes
 from viano_bug_analysis.jsonio import canonical_bytes
 
@@ -57,22 +63,26 @@ PROMPT_VERSIONS = (
     "investigation_project_v3",
     "investigation_v3",
     "investigation_project_v4",
+    "investigation_project_v5",
 )
 CURRENT_VERSION = "investigation_v3"
-CURRENT_PROJECT_VERSION = "investigation_project_v4"
+CURRENT_PROJECT_VERSION = "investigation_project_v5"
 PROJECT_PROMPT_VERSIONS = frozenset(
     {
         "investigation_project_v1",
         "investigation_project_v2",
         "investigation_project_v3",
         "investigation_project_v4",
+        "investigation_project_v5",
     }
 )
 _PROJECT_VERSIONS = PROJECT_PROMPT_VERSIONS
 # The version 2 text with one more project kind (references) and no other change.
 _V2_FAMILY = frozenset({"investigation_v2", "investigation_project_v2", "investigation_project_v3"})
 # Assembled from parts only (never by cutting a text they built).
-_PARTS_FAMILY = frozenset({"investigation_v3", "investigation_project_v4"})
+_PARTS_FAMILY = frozenset(
+    {"investigation_v3", "investigation_project_v4", "investigation_project_v5"}
+)
 _CASE_FACTS = "case.facts"
 MAX_EVIDENCE_PAYLOAD_CHARS = 6000
 
@@ -258,7 +268,7 @@ def build_messages(version: str, context: Mapping[str, Any]) -> list[dict[str, s
     if version not in PROMPT_VERSIONS:
         raise ValueError(f"unknown prompt version {version!r}")
     if version in _PARTS_FAMILY:
-        system = [_RULES_V3, *_operation_sections(_offered(version, context))]
+        system = [_RULES_V3, *_operation_sections(version, _offered(version, context))]
         user = _user_text_v3(version, context)
     elif version in _V2_FAMILY:
         system = [_RULES_V2, _SNAPSHOT_OPERATIONS_V2]
@@ -462,14 +472,16 @@ _PROJECT_OPERATION_V4 = _PROJECT_OPERATION_V3.replace(
 )
 
 
-def _operation_sections(operations: Sequence[str]) -> list[str]:
+def _operation_sections(version: str, operations: Sequence[str]) -> list[str]:
     """Only the operations the case has (the answer schema offers the same ones)."""
     snapshot = [line for op, line in _SNAPSHOT_LINES_V2.items() if op in operations]
     sections = []
     if snapshot:
         sections.append("\n".join([_SNAPSHOT_HEADING_V2, *snapshot]))
     if "project.query" in operations:
-        sections.append(_PROJECT_OPERATION_V4)
+        # Version 5 shows one example of every query kind, written once (query_examples).
+        v4 = version == "investigation_project_v4"
+        sections.append(_PROJECT_OPERATION_V4 if v4 else project_query_section())
     if _CASE_FACTS in operations:
         sections.append(_CASE_FACTS_OPERATION_V3)
     return sections
