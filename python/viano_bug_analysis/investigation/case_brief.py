@@ -46,6 +46,12 @@ _MARGIN_TOKENS = 64
 _FACTS_SHARE = 0.19
 _ANSWERS_SHARE = 0.2
 _INTERPRETATION_FACTS_SHARE = 0.5
+# The whole interpretation prompt stays within this share of the room, however long
+# the report: one call, but a window that must also hold the answer is not a reason
+# to fill it (a 4,000-character report used to add its length on top of the facts).
+_INTERPRETATION_PROMPT_SHARE = 0.65
+# ... but never fewer facts than this share for it (a small window with a long report).
+_INTERPRETATION_MIN_FACTS_SHARE = 0.25
 _SCALE_ROUNDS = 8
 _MIN_ANSWER_TOKENS = 64  # less room than this: the answer keeps its ledger line only
 _LINE_TOKENS = 8  # the line breaks and indentation of an answer shown
@@ -81,21 +87,26 @@ def fit_interpretation(
     index: Mapping[str, Any],
 ) -> None:
     """The interpretation's brief: one call, so the facts may take the room the
-    prompt leaves, up to ``_INTERPRETATION_FACTS_SHARE`` of it; ``brief["shown"]``
-    names the facts shown (the labels a hypothesis may rest on)."""
+    prompt leaves, up to ``_INTERPRETATION_FACTS_SHARE`` of it, the whole prompt
+    within ``_INTERPRETATION_PROMPT_SHARE`` unless that leaves the facts less than
+    ``_INTERPRETATION_MIN_FACTS_SHARE``; ``brief["shown"]`` names the facts shown
+    (the labels a hypothesis may rest on)."""
     limit = budget.prompt_tokens if budget is not None else DEFAULT_CONTEXT_TOKENS // 2
     brief = context["brief"]
-    share = min(
-        int(limit * _INTERPRETATION_FACTS_SHARE),
-        limit - _MARGIN_TOKENS - message_tokens(build(context)),
+    steady = message_tokens(build(context))
+    wanted = max(
+        int(limit * _INTERPRETATION_PROMPT_SHARE),
+        steady + int(limit * _INTERPRETATION_MIN_FACTS_SHARE),
     )
+    ceiling = min(limit - _MARGIN_TOKENS, wanted)
+    share = min(int(limit * _INTERPRETATION_FACTS_SHARE), ceiling - steady)
     for _ in range(_SCALE_ROUNDS):
         sections = (
             _scaled(lambda c: fact_sections(index, max_chars=c), share) if share > 0 else None
         )
         _set_facts(brief, index, sections)
         brief["shown"] = list(sections.shown) if sections is not None else []
-        over = message_tokens(build(context)) - (limit - _MARGIN_TOKENS)
+        over = message_tokens(build(context)) - ceiling
         if over <= 0 or sections is None:
             return
         share -= over + _MARGIN_TOKENS
