@@ -525,22 +525,14 @@ class ProjectResearch:
                 source = self.config.source
                 if source is None:
                     raise _not_configured("source")
-                from viano_bug_analysis.project_research.git_source import GitSource
+                from viano_bug_analysis.project_research.git_source import configured_source
 
-                limits = self.config.limits
-                self._git = GitSource(
+                self._git = configured_source(
                     source.repository,
                     source.commit,
                     url=source.url,
-                    max_files=limits.files,
-                    max_file_bytes=limits.file_bytes,
-                    max_total_bytes=limits.total_bytes,
-                    max_line_chars=limits.line_chars,
-                    max_page=limits.page,
-                    timeout_s=limits.git_seconds,
-                    cache_bytes=limits.cache_bytes,
+                    limits=self.config.limits,
                     disk_cache=source.cache_dir,
-                    disk_cache_bytes=limits.disk_cache_bytes,
                 )
             return self._git
 

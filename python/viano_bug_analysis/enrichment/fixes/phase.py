@@ -25,7 +25,7 @@ candidate there that the pinned history lacks is a cherry-pick candidate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from viano_bug_analysis.enrichment.engine import AskingPhase
@@ -101,7 +101,7 @@ def _run(
     window = source.window()
     commits = list(window.commits)
     candidates, basis, anchor = _candidates(clues, commits, source.limits.history_before_report)
-    changes = _changes(ctx, clues, candidates, source) if source.role == "source" else {}
+    changes = _changes(ctx, clues, candidates, source)
     ranking = rank(clues, candidates, changes, key_columns=_key_columns(ctx.profile))
     listed = [c for c in ranking.candidates if _listable(ranking, c)]
     if pinned is not None:
@@ -275,13 +275,49 @@ def _key_columns(profile: Any) -> KeyMap:
     )
 
 
+Page = tuple[Mapping[str, Any], dict[str, Any]]
+"""One ``source.changes`` page: the provider's answer and the provenance of a fact
+about it."""
+PageReader = Callable[[Mapping[str, Any], int], Page | None]
+"""Reads one page (the query, its 1-based number); None when it was not read."""
+
+
+def _page_reader(ctx: PhaseContext, source: HistorySource) -> PageReader:
+    """The configured source's pages are research's journaled queries (each answer a
+    capture); research reads no other repository, so the upstream's come from its
+    own provider (``HistorySource.changes``), the same answer of the same repository
+    reader, unjournaled like its first-parent log."""
+    if source.role == "source":
+
+        def asked(query: Mapping[str, Any], page: int) -> Page | None:
+            outcome = ctx.ask(query, {"kind": "fix_candidates", "page": page})
+            if outcome is None or outcome.capture is None:
+                return None
+            body = current_body(outcome.capture.result)
+            return body, ctx.provenance(outcome.capture, "/result")
+
+        return asked
+
+    def read(query: Mapping[str, Any], _page: int) -> Page:
+        body = source.changes(
+            since=query["since"],
+            terms=list(query["terms"]),
+            offset=query["offset"],
+            limit=query["limit"],
+        )
+        return body, {"origin": source.origin, "read": "source_changes", "since": query["since"]}
+
+    return read
+
+
 def _changes(
     ctx: PhaseContext,
     clues: ReportClues,
     candidates: Sequence[HistoryCommit],
     source: HistorySource,
 ) -> dict[str, list[LineChange]]:
-    """The candidates' changed lines naming the report's terms, by commit."""
+    """The candidates' changed lines naming the report's terms, by commit, read from
+    the repository the candidates belong to."""
     terms = clues.terms()
     if not terms or not candidates:
         return {}
@@ -291,6 +327,7 @@ def _changes(
     since = oldest.parents[0] if oldest.parents else oldest.commit
     if since == candidates[0].commit:
         return {}
+    read = _page_reader(ctx, source)
     found: dict[str, list[LineChange]] = {}
     offset: int | None = 0
     pages = 0
@@ -302,11 +339,11 @@ def _changes(
             "offset": offset,
             "limit": PAGE,
         }
-        outcome = ctx.ask(query, {"kind": "fix_candidates", "page": pages + 1})
-        if outcome is None or outcome.capture is None:
+        answer = read(query, pages + 1)
+        if answer is None:
             break
+        result, provenance = answer
         pages += 1
-        result = current_body(outcome.capture.result)
         for commit in result["commits"]:
             found.setdefault(commit["commit"], []).extend(
                 LineChange(c["path"], c["side"], c["text"], c["term"]) for c in commit["changes"]
@@ -315,9 +352,11 @@ def _changes(
             ctx.fact(
                 "project_context_coverage",
                 reason="fix_changes_incomplete",
+                repository=source.role,
                 incomplete_reasons=list(result["examination_gaps"]),
-                provenance=ctx.provenance(outcome.capture, "/result"),
-                statement="not every candidate commit's changed lines were compared ("
+                provenance=provenance,
+                statement=f"not every candidate commit's changed lines in the {source.role}'s "
+                "history were compared ("
                 + ", ".join(result["examination_gaps"])
                 + "); reasons read from the diff may be missing for some",
             )

@@ -3,6 +3,12 @@
 Each repository is opened once per process (``_opened``) and kept: its
 per-commit log cache (``core::git::log``) then serves every report a triage
 run builds, each against its own ``ProjectResearch``.
+
+The diff reads (``source.changes``) of the configured source are the research's
+journaled queries (``phase``); research reads no other repository, so the
+upstream's are asked of a ``GitSource`` of its own, opened once per process
+(``_providers``) and bounded by the same ``[limits]``: the same provider, the
+same answer, the same blob cache across reports.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from viano_bug_analysis.project_research.git_history import (
     commit_url,
     first_parent_window,
 )
+from viano_bug_analysis.project_research.git_source import GitSource, configured_source
 
 _LOG_CACHE_BYTES = 1 << 20  # the log reads no blobs: the content cache stays small
 _WINDOWS_KEPT = 4
@@ -26,6 +33,7 @@ _opened: dict[Path, GitRepository] = {}
 # (repository, commit, commits, files) -> the window: every report of a triage run
 # against one pinned commit reads the same window, converted to Python once.
 _windows: dict[tuple[Path, str, int, int], HistoryWindow] = {}
+_providers: dict[tuple[Path, str], GitSource] = {}
 _lock = threading.Lock()
 
 
@@ -73,6 +81,13 @@ class HistorySource:
     def link(self, commit: str) -> str | None:
         return commit_url(self.url, commit, web_url=self.web_url)
 
+    def changes(self, *, since: str, terms: list[str], offset: int, limit: int) -> dict[str, Any]:
+        """One page of the provider's ``source.changes`` answer, read from this
+        repository at its commit (``ResearchError``/``ResearchUnavailable`` pass)."""
+        return _provider(self).changes(
+            since=since, terms=terms, path_prefix=None, offset=offset, limit=limit
+        )
+
 
 def history_sources(config: object) -> tuple[HistorySource, ...]:
     """The source's history and, when configured, its upstream's; () without a
@@ -98,6 +113,20 @@ def _repository(path: Path) -> GitRepository:
         if repo is None:
             repo = _opened[key] = GitRepository(key, cache_bytes=_LOG_CACHE_BYTES)
         return repo
+
+
+def _provider(source: HistorySource) -> GitSource:
+    key = (source.repository.resolve(), source.commit)
+    with _lock:
+        provider = _providers.get(key)
+        if provider is None:
+            if len(_providers) >= _WINDOWS_KEPT:
+                _providers.pop(next(iter(_providers)))
+            # No disk cache: the configured source's is written by research's provider.
+            provider = _providers[key] = configured_source(
+                key[0], source.commit, url=source.url, limits=source.limits
+            )
+        return provider
 
 
 __all__ = ["HistorySource", "history_sources"]
