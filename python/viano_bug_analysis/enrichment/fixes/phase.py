@@ -53,6 +53,9 @@ MAX_LISTED = 5
 FILES_LISTED = 10
 PAGE = 50
 MAX_PAGES = 4
+MAX_SECTION_READS = 16
+"""Most (commit, file) pairs whose changed functions are read for one report: the
+newest candidates that change a file the report's log names."""
 
 
 class PhaseContext(Protocol):
@@ -102,7 +105,15 @@ def _run(
     commits = list(window.commits)
     candidates, basis, anchor = _candidates(clues, commits, source.limits.history_before_report)
     changes = _changes(ctx, clues, candidates, source)
-    ranking = rank(clues, candidates, changes, key_columns=_key_columns(ctx.profile))
+    headers = _trace_headers(ctx, clues, candidates, source)
+    ranking = rank(
+        clues,
+        candidates,
+        changes,
+        key_columns=_key_columns(ctx.profile),
+        history=commits,
+        headers=headers,
+    )
     listed = [c for c in ranking.candidates if _listable(ranking, c)]
     if pinned is not None:
         listed = [c for c in listed if not _in_pinned(c, pinned)]
@@ -258,7 +269,7 @@ def _search_statement(source: HistorySource, verdict: str, basis: str, examined:
 def _key_columns(profile: Any) -> KeyMap:
     """Where a row's key is an entity, from the profile: each entity type's own ID
     columns (``entities``) and the reference map's columns with the type they hold
-    (``references``)."""
+    (``references``); each table's text columns (the entities' names, ``texts``)."""
     types: dict[tuple[str, str], set[str]] = {}
     for entity in (getattr(profile, "entities", None) or {}).values():
         for table, column in entity.id_tables():
@@ -269,10 +280,53 @@ def _key_columns(profile: Any) -> KeyMap:
         if isinstance(reference.holds, str):
             key = (reference.table.casefold(), reference.column.casefold())
             types.setdefault(key, set()).add(reference.holds.casefold())
+    texts: dict[str, set[str]] = {}
+    for entity in (getattr(profile, "entities", None) or {}).values():
+        if entity.table is not None and entity.name_column is not None:
+            texts.setdefault(entity.table.casefold(), set()).add(entity.name_column.casefold())
+    for text in getattr(profile, "texts", None) or ():
+        texts.setdefault(text.table.casefold(), set()).add(text.column.casefold())
     return KeyMap(
         frozenset(column for _table, column in types),
         {key: frozenset(held) for key, held in types.items()},
+        {table: frozenset(columns) for table, columns in texts.items()},
     )
+
+
+def _trace_headers(
+    ctx: PhaseContext,
+    clues: ReportClues,
+    candidates: Sequence[HistoryCommit],
+    source: HistorySource,
+) -> dict[tuple[str, str], tuple[str, ...] | None]:
+    """For the candidates that change a file the report's log names, the headers of
+    the sections they changed there (``sections``): which functions they changed.
+    Only when the log names functions; at most ``MAX_SECTION_READS`` pairs."""
+    if not clues.functions or not clues.files:
+        return {}
+    files = set(clues.files)
+    basenames = {f.rsplit("/", 1)[-1] for f in clues.files}
+    pairs = [
+        (commit, changed.path)
+        for commit in candidates
+        for changed in commit.files
+        if changed.path in files or changed.path.rsplit("/", 1)[-1] in basenames
+    ]
+    if len(pairs) > MAX_SECTION_READS:
+        ctx.fact(
+            "project_context_coverage",
+            reason="fix_sections_limit",
+            repository=source.role,
+            count=len(pairs) - MAX_SECTION_READS,
+            limit=MAX_SECTION_READS,
+            statement=f"the functions changed in files the report's log names were read for "
+            f"the newest {MAX_SECTION_READS} of {len(pairs)} candidate changes of the "
+            f"{source.role}'s history; the older ones count as touching the file only",
+        )
+    return {
+        (commit.commit, path): source.changed_headers(commit, path)
+        for commit, path in pairs[:MAX_SECTION_READS]
+    }
 
 
 Page = tuple[Mapping[str, Any], dict[str, Any]]
