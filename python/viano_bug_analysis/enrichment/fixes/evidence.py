@@ -180,8 +180,8 @@ def rank(
         found.append(Candidate(commit, position, score, tuple(reasons), mass))
     found.sort(key=lambda c: (-c.score, c.position, c.commit.commit))
     among = {c.commit for c in commits}
-    undone = sorted((t, by) for t, by in reverted.items() if t in among or by in among)
-    return Ranking(_verdict(found), tuple(found), tuple(undone))
+    pairs = sorted((t, by) for t, by in reverted.items() if t in among or by in among)
+    return Ranking(_verdict(found), tuple(found), tuple(pairs))
 
 
 def _verdict(ranked: Sequence[Candidate]) -> Verdict:
