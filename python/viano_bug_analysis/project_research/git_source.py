@@ -57,16 +57,13 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from viano_bug_analysis._native import GitRepository, GitTree
 from viano_bug_analysis.project_research.errors import ResearchError, ResearchUnavailable
 from viano_bug_analysis.project_research.git_coverage import COVERAGE_GAPS
 from viano_bug_analysis.project_research.git_paths import check_query_path
 from viano_bug_analysis.snapshot.text_search import SearchMode, is_identifier, is_word, read_lines
-
-if TYPE_CHECKING:
-    from viano_bug_analysis.project_research.config import Limits
 
 READ_LINE_LIMIT = 200
 """Most lines one ``read`` returns."""
@@ -632,33 +629,6 @@ class GitSource:
                     known.clear()
                 known.update(zip(unknown, digests, strict=True))
         return {b: known[b] for b in blobs}
-
-
-def configured_source(
-    repository: str | os.PathLike[str],
-    commit: str,
-    *,
-    url: str,
-    limits: Limits,
-    disk_cache: str | os.PathLike[str] | None = None,
-) -> GitSource:
-    """A ``GitSource`` bounded by the configuration's ``[limits]``: the one place
-    that maps them onto its arguments (the research's source, the upstream that
-    "already fixed?" reads)."""
-    return GitSource(
-        repository,
-        commit,
-        url=url,
-        max_files=limits.files,
-        max_file_bytes=limits.file_bytes,
-        max_total_bytes=limits.total_bytes,
-        max_line_chars=limits.line_chars,
-        max_page=limits.page,
-        timeout_s=limits.git_seconds,
-        cache_bytes=limits.cache_bytes,
-        disk_cache=disk_cache,
-        disk_cache_bytes=limits.disk_cache_bytes,
-    )
 
 
 def _left(deadline: float) -> float:

@@ -27,7 +27,7 @@ from viano_bug_analysis.project_research.git_history import (
     commit_url,
     first_parent_window,
 )
-from viano_bug_analysis.project_research.git_source import GitSource, configured_source
+from viano_bug_analysis.project_research.service import SourceProvider, configured_git_source
 
 _LOG_CACHE_BYTES = 1 << 20  # the log reads no blobs: the content cache stays small
 _WINDOWS_KEPT = 4
@@ -35,7 +35,7 @@ _opened: dict[Path, GitRepository] = {}
 # (repository, commit, commits, files) -> the window: every report of a triage run
 # against one pinned commit reads the same window, converted to Python once.
 _windows: dict[tuple[Path, str, int, int], HistoryWindow] = {}
-_providers: dict[tuple[Path, str], GitSource] = {}
+_providers: dict[tuple[Path, str], SourceProvider] = {}
 # (repository, commit, path) -> the headers of the sections the commit changed there
 # (None: a side could not be read as text): a triage run reads each once.
 _headers: dict[tuple[Path, str, str], tuple[str, ...] | None] = {}
@@ -153,7 +153,7 @@ def _repository(path: Path) -> GitRepository:
         return repo
 
 
-def _provider(source: HistorySource) -> GitSource:
+def _provider(source: HistorySource) -> SourceProvider:
     key = (source.repository.resolve(), source.commit)
     with _lock:
         provider = _providers.get(key)
@@ -161,7 +161,7 @@ def _provider(source: HistorySource) -> GitSource:
             if len(_providers) >= _WINDOWS_KEPT:
                 _providers.pop(next(iter(_providers)))
             # No disk cache: the configured source's is written by research's provider.
-            provider = _providers[key] = configured_source(
+            provider = _providers[key] = configured_git_source(
                 key[0], source.commit, url=source.url, limits=source.limits
             )
         return provider
