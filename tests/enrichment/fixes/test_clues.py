@@ -135,3 +135,11 @@ def test_the_classes_of_qualified_functions() -> None:
     text = "#0 in Map::Update (diff=1) at Map.cpp:1\n#1 in npc_lazy_peon::UpdateAI at x.cpp:2"
     clues = report_clues(report(text), [], repository_url=OURS)
     assert clues.scopes == ("npc_lazy_peon",)  # "Map" is shorter than a name
+
+
+def test_a_revision_named_with_a_time_word_is_not_blamed() -> None:
+    full = "1a2b3c4d5e" + "0" * 30
+    fact = {"kind": "report_revision", "commit": full}
+    text = f"Tested on rev {full} since Monday, the guard still walks away."
+    clues = report_clues(report(text), [], repository_url=OURS, revision=fact)
+    assert clues.commits == ()

@@ -118,10 +118,13 @@ def report_clues(
         created_at=source.get("created_at") if isinstance(source.get("created_at"), str) else None,
         revision=commit,
         pulls=pulls,
-        # The revision is no fix the report links; a commit it blames stays a clue even
-        # when it is the revision too ("broken since commit X": the reporter runs X).
+        # The revision is no fix the report links; a commit it plainly blames stays a
+        # clue even when it is the revision too ("broken since commit X": the reporter
+        # runs X), not one on a line that only says when ("on rev X since Monday").
         commits=tuple(
-            c for c in commits if c.cause or commit is None or not commit.startswith(c.hex)
+            c
+            for c in commits
+            if commit is None or not commit.startswith(c.hex) or (c.cause and _blames(text, c))
         ),
         files=files,
         functions=functions,
@@ -186,6 +189,22 @@ def _links_and_trace(
         _first(f for f in functions if len(f) >= MIN_NAME_CHARS),
         _first(c for c in scopes if len(c) >= MIN_NAME_CHARS),
     )
+
+
+_BLAME_WORDS = re.compile(r"\b(?:caused|broke|broken|regress\w*|introduced)\b", re.IGNORECASE)
+
+
+def _blames(text: str, linked: LinkedCommit) -> bool:
+    """Whether a line naming the commit blames it: a word of blame, or "since" /
+    "after" / "by" right before it ("since commit X", "broken by X")."""
+    right_before = re.compile(
+        rf"\b(?:since|after|by)\s+(?:commit\s+|rev(?:ision)?\s+)?{linked.hex}", re.IGNORECASE
+    )
+    for line in lines(text):
+        body = line.text
+        if linked.hex in body.lower() and (_BLAME_WORDS.search(body) or right_before.search(body)):
+            return True
+    return False
 
 
 def _revision(fact: Mapping[str, Any] | None) -> str | None:
