@@ -115,6 +115,8 @@ def forget_histories() -> None:
 
     source._opened.clear()
     source._windows.clear()
+    source._providers.clear()
+    source._headers.clear()
 
 
 def reports_loop(source: Any, *, keep_window: bool = True) -> int:

@@ -146,3 +146,63 @@ def test_a_lead_about_a_reached_entity_gives_way_before_the_rows_the_report_name
         if "P950" in shown:
             assert set(named_rows) <= shown, max_chars
         assert str(lead["fact_id"]) in shown or not shown & set(named_rows), max_chars
+
+def _with_fixes() -> dict[str, object]:
+    sample = copy.deepcopy(index())
+    facts = sample["facts"]
+    assert isinstance(facts, list)
+    n = len(facts)
+
+    def candidate(rank: int, subject: str, repository: str = "source") -> dict[str, object]:
+        n_id = len(facts) + 1
+        return {
+            "fact_id": f"P{n_id}",
+            "kind": "project_fix_candidate",
+            "rank": rank,
+            "verdict": "maybe" if repository == "source" else "upstream_maybe",
+            "repository": repository,
+            "commit": f"{rank:040x}",
+            "subject": subject,
+            "date": "2024-03-05T00:00:00Z",
+            "author": "Dee",
+            "files_changed": 1,
+            "files": ["sql/updates/1.sql"],
+            "link": None,
+            "score": 75,
+            "reasons": [{"code": "subject_names_entity", "weight": 40, "detail": "names 90001"}],
+            "statement": "s",
+        }
+
+    facts.append(candidate(1, "DB/Quest: Catch the Wolpertinger counts the net"))
+    facts.append(candidate(2, "DB/Misc: a weaker one"))
+    facts.append(
+        {
+            "fact_id": f"P{n + 3}",
+            "kind": "project_fix_search",
+            "repository": "source",
+            "verdict": "maybe",
+            "basis": "report_date",
+            "commits_read": 9,
+            "candidates_examined": 9,
+            "candidates_ranked": 2,
+            "statement": "already fixed? 9 commits read: ranked",
+        }
+    )
+    return sample
+
+
+def test_the_best_fix_candidate_and_the_verdict_lead_the_leads() -> None:
+    sample = _with_fixes()
+    text = fact_sections(sample, max_chars=100_000).text
+    leads = text.split("Leads (where to look first; a lead is not a finding):\n")[1].splitlines()
+    n = len(index()["facts"])
+    assert leads[0] == (
+        f'- P{n + 1} 1. maybe fixed by {"0" * 12} "DB/Quest: Catch the Wolpertinger counts the '
+        'net" (2024-03-05, Dee, 1 file): names 90001'
+    )
+    assert leads[1] == f"- P{n + 3} already fixed? 9 commits read: ranked"
+    # The second candidate is another finding, left out before the leads.
+    assert f"P{n + 2} " not in "\n".join(leads[:3])
+    assert f"P{n + 2}" in text.split("Other findings:")[1]
+    small = fact_sections(sample, max_chars=len(text) // 2)
+    assert f"P{n + 1} 1. maybe fixed by" in small.text and small.left_out

@@ -1,6 +1,7 @@
 """The case brief's fact sections: what the enrichment found, compact and in a budget.
 
-In this order: the report's entities (one line each), the leads, the rows
+In this order: the report's entities (one line each), the leads (the best
+"already fixed?" candidates and the verdict first), the rows
 found (small tables grouped by the entity they belong to), the other
 findings, the empty lookups (one line per entity) and the coverage notes
 (one line per reason, counted). A relationship fact is folded into the line
@@ -35,6 +36,7 @@ KEEP, COVERAGE, NAMED_ROWS, FINDINGS, NAMED_EMPTY, OTHER_EMPTY, OTHER_ROWS = ran
 MAX_ORIGINS = 3
 _ROW_KINDS = frozenset({"project_rows", "project_empty_result"})
 _FOLDED = frozenset({"project_relationship", "project_entity", "project_description"})
+_FIX_SEARCH, _FIX_CANDIDATE = "project_fix_search", "project_fix_candidate"
 
 
 @dataclass(frozen=True)
@@ -251,7 +253,7 @@ class FactGroups:
                 empty_of.setdefault(self.owner(fact), []).append(fact)
             elif kind == "project_context_coverage" and not t.is_limit_fact(fact):
                 coverage.setdefault(_reason(fact), []).append(fact)
-            elif kind == t.LEAD_KIND or t.is_limit_fact(fact):
+            elif kind == t.LEAD_KIND or t.is_limit_fact(fact) or _fix_lead(fact):
                 parts.append(self._lead(fact))
                 used.add(fid)
         entities = self._entities(rows_of, empty_of)
@@ -285,6 +287,16 @@ class FactGroups:
     # -- parts --------------------------------------------------------------------------
 
     def _lead(self, fact: Fact) -> _Part:
+        if _fix_lead(fact):
+            # "Already fixed?" is asked first: the best candidate of each repository
+            # (its subject and reasons), then the search's verdict, ahead of the ranked
+            # leads; in that order they stay when room is short.
+            search = fact["kind"] == _FIX_SEARCH
+            # Without the web link: the model reads the commit by its ID.
+            text = str(fact["statement"]) if search else t.fix_candidate_line(fact, link=False)
+            line = f"- {fact['fact_id']} {text}"
+            order = (-1 if search else -2, 0 if fact.get("repository") == "source" else 1)
+            return _Part(LEADS, KEEP, order, [line], {str(fact["fact_id"])})
         if fact["kind"] == t.LEAD_KIND:
             line = f"- {fact['fact_id']} {t.lead_line(fact)}"
             # A lead about an entity the build only reached (a load-check hit three
@@ -384,6 +396,15 @@ class FactGroups:
                 part = _Part(FINDINGS_SECTION, FINDINGS, (t.number(fid),), [line], {fid})
                 parts.append(part)
                 owner[fid] = part
+
+
+def _fix_lead(fact: Fact) -> bool:
+    """The source's "already fixed?" verdict and each repository's first candidate (a
+    "fixed by" or the best "maybe"); the other candidates are other findings."""
+    kind = fact.get("kind")
+    if kind == _FIX_SEARCH:
+        return fact.get("repository") == "source"
+    return kind == _FIX_CANDIDATE and fact.get("rank") == 1
 
 
 def _entity(fact: Fact) -> Entity:

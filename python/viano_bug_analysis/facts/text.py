@@ -40,6 +40,32 @@ def lead_line(lead: Mapping[str, Any]) -> str:
     )
 
 
+FIX_VERDICT_WORDS = {
+    "fixed_by": "fixed by",
+    "maybe": "maybe fixed by",
+    "upstream_fixed_by": "fixed upstream (not in the pinned history) by",
+    "upstream_maybe": "maybe fixed upstream (not in the pinned history) by",
+}
+FIX_SUBJECT_CHARS = 100
+
+
+def fix_candidate_line(fact: Mapping[str, Any], *, link: bool = True) -> str:
+    """``1. maybe fixed by 1a2b3c4d5e6f "subject" (2024-03-05, Dee, 1 file) <link>: why``
+    of a ``project_fix_candidate`` fact, from its fields; ``link``: with its web link."""
+    subject = str(fact.get("subject") or "")
+    if len(subject) > FIX_SUBJECT_CHARS:
+        subject = subject[: FIX_SUBJECT_CHARS - 1] + "…"
+    files = int(fact.get("files_changed") or 0)
+    address = f" {fact['link']}" if link and fact.get("link") else ""
+    why = "; ".join(str(r["detail"]) for r in fact.get("reasons") or ())
+    words = FIX_VERDICT_WORDS.get(str(fact.get("verdict")), str(fact.get("verdict")))
+    return (
+        f'{fact.get("rank")}. {words} {str(fact.get("commit"))[:12]} "{subject}" '
+        f"({str(fact.get('date'))[:10]}, {fact.get('author')}, {files} file"
+        f"{'' if files == 1 else 's'}){address}: {why}"
+    )
+
+
 def location_text(location: Mapping[str, Any]) -> str:
     if "commit" in location:
         return f"commit {str(location['commit'])[:12]}"

@@ -31,6 +31,7 @@ The service writes nothing: storing captures is the caller's business.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -288,6 +289,35 @@ def _paging(result: Mapping[str, Any], query: Mapping[str, Any]) -> dict[str, An
     }
 
 
+def configured_git_source(
+    repository: str | os.PathLike[str],
+    commit: str,
+    *,
+    url: str,
+    limits: Limits,
+    disk_cache: str | os.PathLike[str] | None = None,
+) -> SourceProvider:
+    """A git source bounded by the configuration's ``[limits]``: the one place that
+    maps them onto ``GitSource`` (research's source; the upstream "already fixed?"
+    reads). Imported on first use, like every provider."""
+    from viano_bug_analysis.project_research.git_source import GitSource
+
+    return GitSource(
+        repository,
+        commit,
+        url=url,
+        max_files=limits.files,
+        max_file_bytes=limits.file_bytes,
+        max_total_bytes=limits.total_bytes,
+        max_line_chars=limits.line_chars,
+        max_page=limits.page,
+        timeout_s=limits.git_seconds,
+        cache_bytes=limits.cache_bytes,
+        disk_cache=disk_cache,
+        disk_cache_bytes=limits.disk_cache_bytes,
+    )
+
+
 def coverage(query: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
     """What the provider's answer covers of the exact query (project-result-v2 ``coverage``).
 
@@ -525,22 +555,12 @@ class ProjectResearch:
                 source = self.config.source
                 if source is None:
                     raise _not_configured("source")
-                from viano_bug_analysis.project_research.git_source import GitSource
-
-                limits = self.config.limits
-                self._git = GitSource(
+                self._git = configured_git_source(
                     source.repository,
                     source.commit,
                     url=source.url,
-                    max_files=limits.files,
-                    max_file_bytes=limits.file_bytes,
-                    max_total_bytes=limits.total_bytes,
-                    max_line_chars=limits.line_chars,
-                    max_page=limits.page,
-                    timeout_s=limits.git_seconds,
-                    cache_bytes=limits.cache_bytes,
+                    limits=self.config.limits,
                     disk_cache=source.cache_dir,
-                    disk_cache_bytes=limits.disk_cache_bytes,
                 )
             return self._git
 

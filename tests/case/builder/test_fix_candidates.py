@@ -218,37 +218,129 @@ def test_the_history_bound_is_stated(tmp_path: Path, repo: Repo) -> None:
     assert gap["limit"] == 3
 
 
-def test_an_upstream_fix_missing_from_the_pinned_history(tmp_path: Path, repo: Repo) -> None:
-    upstream = tmp_path / "upstream"
+@pytest.fixture(scope="module")
+def fork(tmp_path_factory: pytest.TempPathFactory, repo: Repo) -> Repo:
+    """The upstream: the pinned history plus commits the pinned line lacks, only
+    one of which names the report's quest in its subject."""
+    path = tmp_path_factory.mktemp("upstream") / "upstream"
     subprocess.run(
-        ["git", "clone", "-q", str(repo.path), str(upstream)],
+        ["git", "clone", "-q", str(repo.path), str(path)],
         env=GIT_ENV,
         check=True,
         capture_output=True,
     )
-    picked = _commit(
-        upstream,
+    c: dict[str, str] = {}
+    c["named"] = _commit(
+        path,
         "2024-04-01T00:00:00Z",
         "Gus",
         f"Scripts/Quest: Gasping for Breath {QUEST} escort waits (#50)",
         {"src/server/scripts/zone_gilneas.cpp": "escort\n"},
     )
-    extra = f'\n[source.upstream]\nrepository = "{upstream}"\nurl = "https://github.com/up/core"\n'
-    extra += f'commit = "{picked}"\n'
+    # A neutral subject: only the diff says it changes the quest's rows.
+    c["rows"] = _commit(
+        path,
+        "2024-04-02T00:00:00Z",
+        "Hal",
+        "DB/Quest: correct the start conditions of a Gilneas chain",
+        {"sql/updates/world/2024_04_02_00.sql": f"UPDATE t_addon SET Flags=8 WHERE ID={QUEST};\n"},
+    )
+    # The ID in a comment only: a bare mention, no claim.
+    c["comment"] = _commit(
+        path,
+        "2024-04-03T00:00:00Z",
+        "Ivy",
+        "DB/Misc: notes on the phasing tables",
+        {"sql/updates/world/2024_04_03_00.sql": f"-- see also {QUEST}\nSELECT 1;\n"},
+    )
+    c["trace"] = _commit(
+        path,
+        "2024-04-04T00:00:00Z",
+        "Jo",
+        "Core/Spells: guard the caster pointer",
+        {"src/server/game/Spells/Spell.cpp": "void Spell::HandleLaunchPhase()\n{\n}\n"},
+    )
+    return Repo(path, c)
+
+
+def upstream_config(fork: Repo) -> str:
+    return (
+        f'\n[source.upstream]\nrepository = "{fork.path}"\nurl = "https://github.com/up/core"\n'
+        f'commit = "{fork.commits["trace"]}"\n'
+    )
+
+
+def upstream_candidates(built: Any) -> list[dict[str, Any]]:
+    return [f for f in of_kind(built, "project_fix_candidate") if f["repository"] == "upstream"]
+
+
+def test_an_upstream_fix_missing_from_the_pinned_history(
+    tmp_path: Path, repo: Repo, fork: Repo
+) -> None:
     built = build(
         tmp_path,
         repo,
         text=f"Quest {QUEST} cannot be completed.",
         source=SOURCE,
-        extra_config=extra,
+        extra_config=upstream_config(fork),
     )
     searches = {f["repository"]: f for f in of_kind(built, "project_fix_search")}
     assert set(searches) == {"source", "upstream"}
-    ups = [f for f in of_kind(built, "project_fix_candidate") if f["repository"] == "upstream"]
-    assert [f["commit"] for f in ups] == [picked]  # the shared commits are not named again
+    ups = upstream_candidates(built)
+    # The shared commits are not named again; the comment is no claim.
+    assert [f["commit"] for f in ups] == [fork.commits["named"], fork.commits["rows"]]
     assert ups[0]["verdict"] == "upstream_maybe"
-    assert ups[0]["link"] == f"https://github.com/up/core/commit/{picked}"
+    assert ups[0]["link"] == f"https://github.com/up/core/commit/{fork.commits['named']}"
     assert "cherry-pick" in ups[0]["statement"]
+
+
+def test_upstream_candidates_get_the_diff_reasons(tmp_path: Path, repo: Repo, fork: Repo) -> None:
+    built = build(
+        tmp_path,
+        repo,
+        text=f"Quest {QUEST} cannot be completed.",
+        source=SOURCE,
+        extra_config=upstream_config(fork),
+    )
+    by_commit = {f["commit"]: f for f in upstream_candidates(built)}
+    # Read from the upstream's own diff: its subject names nothing of the report.
+    rows = by_commit[fork.commits["rows"]]
+    assert [r["code"] for r in rows["reasons"]] == ["changes_entity_rows"]
+    assert "2024_04_02_00.sql" in rows["reasons"][0]["detail"]
+    assert {r["code"] for r in by_commit[fork.commits["named"]]["reasons"]} == {
+        "subject_names_entity"
+    }
+    assert fork.commits["comment"] not in by_commit  # a bare ID in a comment claims nothing
+    # The upstream's pages are not research queries: the query budget pays the source's.
+    asked = [q for q in built.queries if q["purpose"].get("kind") == "fix_candidates"]
+    assert len(asked) == 1
+
+
+def test_an_upstream_change_to_a_traced_function(tmp_path: Path, repo: Repo, fork: Repo) -> None:
+    crash = (
+        "worldserver crashes when a caster dies mid-cast\n```\n#0 0x7f in "
+        "Spell::HandleLaunchPhase (this=0x0) at Spell.cpp:3120\n```"
+    )
+    built = build(tmp_path, repo, text=crash, source=SOURCE, extra_config=upstream_config(fork))
+    ups = upstream_candidates(built)
+    assert ups[0]["commit"] == fork.commits["trace"]
+    codes = {r["code"] for r in ups[0]["reasons"]}
+    assert codes == {"changes_trace_function", "touches_trace_file"}
+
+
+def test_an_unrelated_report_gets_no_upstream_candidate(
+    tmp_path: Path, repo: Repo, fork: Repo
+) -> None:
+    built = build(
+        tmp_path,
+        repo,
+        text="Quest 99999 cannot be completed.",
+        source=SOURCE,
+        extra_config=upstream_config(fork),
+    )
+    assert upstream_candidates(built) == []
+    searches = {f["repository"]: f["verdict"] for f in of_kind(built, "project_fix_search")}
+    assert searches == {"source": "none", "upstream": "none"}
 
 
 def test_the_case_report_shows_the_candidates(tmp_path: Path, repo: Repo) -> None:

@@ -112,3 +112,34 @@ def test_repository_names() -> None:
     assert repository_of("git@github.com:VCore/vcore.git") == "vcore/vcore"
     assert repository_of("https://gitlab.com/g/p/") == "g/p"
     assert repository_of("vcore") is None
+
+
+def test_a_blamed_commit_stays_a_clue_when_it_is_the_revision() -> None:
+    full = "1a2b3c4d5e" + "0" * 30
+    fact = {"kind": "report_revision", "commit": full}
+    text = f"Since commit {full} the loot is sent twice."
+    clues = report_clues(report(text), [], repository_url=OURS, revision=fact)
+    assert clues.commits == (LinkedCommit(full, cause=True),)
+
+
+def test_a_full_commit_id_needs_no_word_before_it() -> None:
+    full = "9f8e7d6c5b" * 4
+    clues = report_clues(report(f"Broken since {full}: seats are lost."), [], repository_url=OURS)
+    assert clues.commits == (LinkedCommit(full, cause=True),)
+    # A shorter hex word is a commit only where the line says so.
+    short = report_clues(report("Broken since 9f8e7d6c5b: seats."), [], repository_url=OURS)
+    assert short.commits == ()
+
+
+def test_the_classes_of_qualified_functions() -> None:
+    text = "#0 in Map::Update (diff=1) at Map.cpp:1\n#1 in npc_lazy_peon::UpdateAI at x.cpp:2"
+    clues = report_clues(report(text), [], repository_url=OURS)
+    assert clues.scopes == ("npc_lazy_peon",)  # "Map" is shorter than a name
+
+
+def test_a_revision_named_with_a_time_word_is_not_blamed() -> None:
+    full = "1a2b3c4d5e" + "0" * 30
+    fact = {"kind": "report_revision", "commit": full}
+    text = f"Tested on rev {full} since Monday, the guard still walks away."
+    clues = report_clues(report(text), [], repository_url=OURS, revision=fact)
+    assert clues.commits == ()

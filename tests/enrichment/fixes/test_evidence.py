@@ -14,6 +14,7 @@ from viano_bug_analysis.enrichment.fixes.evidence import (
     Ranking,
     keyed_by,
     rank,
+    sets_texts_only,
 )
 from viano_bug_analysis.project_research.git_history import ChangedFile, HistoryCommit
 
@@ -298,3 +299,101 @@ def test_an_unfixed_report_gets_no_claim_from_unrelated_history() -> None:
     ]
     r = ranked(REPORT, history)
     assert r.verdict == "none" and r.candidates == ()
+
+
+# -- the functions a commit changed in a file the log names --------------------
+
+UNIT = "src/server/game/Entities/Unit/Unit.cpp"
+
+
+def test_a_change_inside_a_traced_function_is_a_change_of_it() -> None:
+    clues = ReportClues(files=("Unit.cpp",), functions=("DealDamage",))
+    inside, elsewhere = commit(2, "Core/Unit: guard", [UNIT]), commit(1, "Core/Unit: tidy", [UNIT])
+    headers = {
+        (inside.commit, UNIT): ("uint32 Unit::DealDamage(Unit* victim)",),
+        (elsewhere.commit, UNIT): ("uint32 Unit::CalcAbsorb(Unit* victim)",),
+    }
+    r = rank(clues, [inside, elsewhere], {}, key_columns=KEYS, headers=headers)
+    assert codes(r, 2) == {"changes_trace_function", "touches_trace_file"}
+    # Another function of the same file: a weak reason, no claim on its own.
+    assert codes(r, 1) == {"touches_trace_file_elsewhere"}
+    alone = rank(clues, [elsewhere], {}, key_columns=KEYS, headers=headers)
+    assert alone.verdict == "none"
+
+
+def test_a_file_whose_functions_were_not_read_keeps_the_file_reason() -> None:
+    clues = ReportClues(files=("Unit.cpp",), functions=("DealDamage",))
+    touched = commit(1, "Core/Unit: tidy", [UNIT])
+    unread = rank(clues, [touched], {}, key_columns=KEYS, headers={(touched.commit, UNIT): None})
+    assert codes(unread, 1) == {"touches_trace_file"}
+    # A log that names no function: the file is all there is to match.
+    no_functions = ReportClues(files=("Unit.cpp",))
+    headers = {(touched.commit, UNIT): ("void Unit::Other()",)}
+    plain = rank(no_functions, [touched], {}, key_columns=KEYS, headers=headers)
+    assert codes(plain, 1) == {"touches_trace_file"}
+
+
+# -- what the row change does ---------------------------------------------------
+
+TEXT_KEYS = KeyMap(
+    frozenset({"id"}),
+    {("quest_template", "id"): frozenset({"quest"})},
+    {"quest_template": frozenset({"logtitle", "logdescription"})},
+)
+
+
+def test_a_change_of_only_the_texts_of_the_entitys_row_is_weak() -> None:
+    clues = ReportClues(ids=("26294",), id_types={"26294": frozenset({"quest"})})
+    text = "UPDATE `quest_template` SET `LogDescription`='Test, the bombs.' WHERE `ID`=26294;"
+    change = {f"{1:040x}": [LineChange("sql/u.sql", "added", text, "26294")]}
+    r = rank(clues, [commit(1, "DB/Misc: typo fixes")], change, key_columns=TEXT_KEYS)
+    assert codes(r, 1) == {"changes_entity_texts"} and r.verdict == "none"
+    behaviour = "UPDATE `quest_template` SET `LogDescription`='x', `Flags`=8 WHERE `ID`=26294;"
+    change = {f"{1:040x}": [LineChange("sql/u.sql", "added", behaviour, "26294")]}
+    r = rank(clues, [commit(1, "DB/Quest: flags")], change, key_columns=TEXT_KEYS)
+    assert codes(r, 1) == {"changes_entity_rows"} and r.verdict == "maybe"
+
+
+def test_sets_texts_only() -> None:
+    assert sets_texts_only("UPDATE quest_template SET LogTitle='a = b' WHERE ID=1;", TEXT_KEYS)
+    assert not sets_texts_only("UPDATE quest_template SET Flags=1 WHERE ID=1;", TEXT_KEYS)
+    assert not sets_texts_only("UPDATE creature_template SET name='x' WHERE entry=1;", TEXT_KEYS)
+    assert not sets_texts_only("INSERT INTO quest_template VALUES (1, 'x');", TEXT_KEYS)
+    assert not sets_texts_only("UPDATE quest_template SET LogTitle='x' WHERE ID=1;", KEYS)
+
+
+# -- a commit made for another report ------------------------------------------
+
+
+def test_a_commit_closing_another_issue_of_this_repository_is_weak() -> None:
+    other = commit(1, "DB/Quest: Gasping for Breath needs the previous quest\n\nCloses #57")
+    r = ranked(REPORT, [other])
+    assert "closes_other_report" in codes(r, 1) and r.verdict == "none"
+    # The same commit for a report of another tracker: #57 is not known to be another.
+    foreign = ReportClues(number=57, repository="someone/fork", names=REPORT.names)
+    assert "closes_other_report" not in codes(ranked(foreign, [other]), 1)
+    assert ranked(foreign, [other]).verdict == "maybe"
+    # Closing this very report is "fixed by".
+    assert ranked(REPORT, [commit(1, "fix\n\nCloses #41")]).verdict == "fixed_by"
+
+
+# -- the blamed commit lies before the candidates ----------------------------------
+
+
+def test_the_blamed_commit_is_looked_up_in_the_whole_line() -> None:
+    cause = commit(1, "Core/Loot: send the release to the group", ["src/Loot.cpp"])
+    fix = commit(2, "Core/Loot: release once", ["src/Loot.cpp"])
+    clues = ReportClues(commits=(LinkedCommit(cause.commit, cause=True),))
+    # The candidates are the commits after the report's revision, the blamed one.
+    r = rank(clues, [fix], {}, key_columns=KEYS, history=[fix, cause])
+    assert codes(r, 2) == {"same_files_as_cause"}
+    assert rank(clues, [fix], {}, key_columns=KEYS).candidates == ()
+
+
+def test_a_revert_of_a_blamed_commit_before_the_candidates() -> None:
+    cause = commit(1, "Core/Vehicles: seat first")
+    revert = commit(2, f'Revert "Core/Vehicles: seat first"\n\nThis reverts commit {cause.commit}.')
+    clues = ReportClues(commits=(LinkedCommit(cause.commit[:12], cause=True),))
+    r = rank(clues, [revert], {}, key_columns=KEYS, history=[revert, cause])
+    assert codes(r, 2) == {"reverts_blamed_commit"}
+    assert r.reverted == ((cause.commit, revert.commit),)

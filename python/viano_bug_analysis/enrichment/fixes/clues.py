@@ -20,6 +20,7 @@ from viano_bug_analysis.enrichment.report_text import lines
 
 MIN_NAME_CHARS = 4
 MAX_CLUES = 32
+FULL_ID = 40
 """Most values of each kind kept (IDs, names, files, functions, links)."""
 
 _PULL = re.compile(r"/(?P<repo>[\w.-]+/[\w.-]+)/(?:pull|-/merge_requests)/(?P<n>\d{1,9})\b")
@@ -57,6 +58,8 @@ class ReportClues:
     commits: tuple[LinkedCommit, ...] = ()
     files: tuple[str, ...] = ()
     functions: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    """The classes of the log's qualified functions (``Class::Method``)."""
     ids: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     script_names: tuple[str, ...] = ()
@@ -105,7 +108,7 @@ def report_clues(
     ours = repository_of(repository_url)
     same = repository is not None and repository == ours
     text = "\n".join(v for v in (report.get("title"), report.get("text")) if isinstance(v, str))
-    pulls, commits, files, functions = _links_and_trace(text, ours)
+    pulls, commits, files, functions, scopes = _links_and_trace(text, ours)
     commit = _revision(revision)
     return ReportClues(
         number=number if type(number) is int else None,
@@ -115,9 +118,17 @@ def report_clues(
         created_at=source.get("created_at") if isinstance(source.get("created_at"), str) else None,
         revision=commit,
         pulls=pulls,
-        commits=tuple(c for c in commits if commit is None or not commit.startswith(c.hex)),
+        # The revision is no fix the report links; a commit it plainly blames stays a
+        # clue even when it is the revision too ("broken since commit X": the reporter
+        # runs X), not one on a line that only says when ("on rev X since Monday").
+        commits=tuple(
+            c
+            for c in commits
+            if commit is None or not commit.startswith(c.hex) or (c.cause and _blames(text, c))
+        ),
         files=files,
         functions=functions,
+        scopes=scopes,
         ids=_first(report_ids(facts)),
         names=_first(_names(facts, text)),
         script_names=_first(n for n in script_names(facts) if _TERM.fullmatch(n)),
@@ -137,11 +148,14 @@ def _first(values: Iterable[str]) -> tuple[str, ...]:
 
 def _links_and_trace(
     text: str, ours: str | None
-) -> tuple[tuple[int, ...], tuple[LinkedCommit, ...], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[
+    tuple[int, ...], tuple[LinkedCommit, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]
+]:
     pulls: list[int] = []
     commits: list[LinkedCommit] = []
     files: list[str] = []
     functions: list[str] = []
+    scopes: list[str] = []
     for line in lines(text):
         body = line.text
         cause = bool(_CAUSE_WORDS.search(body)) and not _FIX_WORDS.search(body)
@@ -155,15 +169,17 @@ def _links_and_trace(
             linked = True
             if ours is not None and m["repo"].lower() == ours:
                 commits.append(LinkedCommit(m["hex"].lower(), cause))
-        if not linked and re.search(r"\bcommit\b|\brev(?:ision)?\b|\bhash\b", body, re.I):
-            for m in _BARE_HEX.finditer(body):
-                if not m["hex"].isdigit():
-                    commits.append(LinkedCommit(m["hex"], cause))
+        # A short hex word is a commit only where the line says so; a full ID always is.
+        named = re.search(r"\bcommit\b|\brev(?:ision)?\b|\bhash\b", body, re.I)
+        for m in () if linked else _BARE_HEX.finditer(body):
+            if not m["hex"].isdigit() and (named or len(m["hex"]) == FULL_ID):
+                commits.append(LinkedCommit(m["hex"], cause))
         for m in _SOURCE_FILE.finditer(body):
             if "://" not in body[max(0, m.start() - 200) : m.start()]:
                 files.append(m["path"])
         for m in _QUALIFIED.finditer(body):
             functions.append(m["fn"].lstrip("~"))
+            scopes.append(m["cls"])
         for m in _FRAME.finditer(body):
             functions.append(m["fn"])
     return (
@@ -171,7 +187,24 @@ def _links_and_trace(
         tuple(dict.fromkeys(commits))[:MAX_CLUES],
         _first(files),
         _first(f for f in functions if len(f) >= MIN_NAME_CHARS),
+        _first(c for c in scopes if len(c) >= MIN_NAME_CHARS),
     )
+
+
+_BLAME_WORDS = re.compile(r"\b(?:caused|broke|broken|regress\w*|introduced)\b", re.IGNORECASE)
+
+
+def _blames(text: str, linked: LinkedCommit) -> bool:
+    """Whether a line naming the commit blames it: a word of blame, or "since" /
+    "after" / "by" right before it ("since commit X", "broken by X")."""
+    right_before = re.compile(
+        rf"\b(?:since|after|by)\s+(?:commit\s+|rev(?:ision)?\s+)?{linked.hex}", re.IGNORECASE
+    )
+    for line in lines(text):
+        body = line.text
+        if linked.hex in body.lower() and (_BLAME_WORDS.search(body) or right_before.search(body)):
+            return True
+    return False
 
 
 def _revision(fact: Mapping[str, Any] | None) -> str | None:

@@ -17,11 +17,12 @@ otherwise ``none``: nothing is claimed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from viano_bug_analysis.enrichment.fixes.clues import ReportClues
+from viano_bug_analysis.enrichment.fixes.sections import names_function
 from viano_bug_analysis.project_research.git_history import HistoryCommit
 
 Verdict = Literal["fixed_by", "maybe", "none"]
@@ -34,10 +35,12 @@ WEIGHTS: Mapping[str, int] = {
     "subject_names_entity": 40,
     "subject_names_name": 35,
     "changes_entity_rows": 35,
+    "changes_entity_texts": 15,
     "changes_trace_function": 30,
     "touches_script_file": 25,
     "changes_script_name": 25,
     "touches_trace_file": 20,
+    "touches_trace_file_elsewhere": 10,
     "same_files_as_cause": 20,
     "message_names_entity": 15,
     "changes_entity_id": 8,
@@ -56,6 +59,14 @@ _REVERTS = re.compile(r"This reverts commit (?P<hex>[0-9a-f]{7,40})")
 _REVERT_SUBJECT = re.compile(r'^Revert "(?P<subject>.+)"$')
 _SQL_FILE = re.compile(r"\.sql$", re.I)
 _COMMENT = re.compile(r"^\s*(?:--|#|/\*)")
+_CLOSES = re.compile(
+    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(?P<n>\d{1,9})\b", re.IGNORECASE
+)
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.|'')*'")
+_UPDATE_SET = re.compile(
+    r"^\s*UPDATE\s+`?(?P<table>\w+)`?\s+SET\s+(?P<set>.*?)\s+WHERE\b", re.IGNORECASE
+)
+_ASSIGNED = re.compile(r"`?(?P<col>[A-Za-z_]\w*)`?\s*=")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +78,8 @@ class KeyMap:
 
     columns: frozenset[str]
     types: Mapping[tuple[str, str], frozenset[str]]
+    texts: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Each table's text columns (lower case): its entity's name, the profile's texts."""
 
     @classmethod
     def of_columns(cls, columns: frozenset[str]) -> KeyMap:
@@ -120,11 +133,21 @@ def rank(
     changes: Mapping[str, Sequence[LineChange]],
     *,
     key_columns: frozenset[str] | KeyMap,
+    history: Sequence[HistoryCommit] = (),
+    headers: Mapping[tuple[str, str], tuple[str, ...] | None] | None = None,
 ) -> Ranking:
-    """``commits`` newest first; ``changes`` the changed term lines by commit;
-    ``key_columns`` the key columns, or with their tables' entity types a ``KeyMap``."""
-    reverted = _reverted(commits)
-    cause_files = _cause_files(clues, commits)
+    """``commits`` the candidates, newest first; ``changes`` the changed term lines by
+    commit; ``key_columns`` the key columns, or with their tables' entity types a
+    ``KeyMap``; ``history`` the whole line read (``commits`` when not given);
+    ``headers`` the headers of the sections a commit changed in a file the report's
+    log names, by ``(commit, path)`` (``sections``; None or absent: not read).
+
+    The commit a report blames lies at or before its revision, so never among the
+    candidates after it: its files, and the revert that undoes it, are looked up in
+    the whole line."""
+    line = history or commits
+    reverted = _reverted(line)
+    cause_files = _cause_files(clues, line)
     found: list[Candidate] = []
     blamed = {c.hex for c in clues.commits if c.cause}
     match = _Matcher(clues, key_columns)
@@ -144,16 +167,21 @@ def rank(
                 )
                 found.append(Candidate(commit, position, reason.weight, (reason,), False))
             continue
-        reasons = _reasons(match, commit, changes.get(commit.commit, ()), cause_files)
+        reasons = _reasons(
+            match, commit, changes.get(commit.commit, ()), cause_files, headers or {}
+        )
         if not reasons:
             continue
         mass = is_mass(commit)
         score = sum(r.weight for r in reasons)
-        if mass and not any(r.code in DECISIVE for r in reasons):
+        weak = mass or any(r.code == "closes_other_report" for r in reasons)
+        if weak and not any(r.code in DECISIVE for r in reasons):
             score //= MASS_DIVISOR
         found.append(Candidate(commit, position, score, tuple(reasons), mass))
     found.sort(key=lambda c: (-c.score, c.position, c.commit.commit))
-    return Ranking(_verdict(found), tuple(found), tuple(sorted(reverted.items())))
+    among = {c.commit for c in commits}
+    pairs = sorted((t, by) for t, by in reverted.items() if t in among or by in among)
+    return Ranking(_verdict(found), tuple(found), tuple(pairs))
 
 
 def _verdict(ranked: Sequence[Candidate]) -> Verdict:
@@ -174,12 +202,15 @@ def _reverted(commits: Sequence[HistoryCommit]) -> dict[str, str]:
     by_subject: dict[str, str] = {}
     for commit in reversed(commits):  # oldest first: the latest of a subject wins
         by_subject[commit.subject] = commit.commit
+    by_prefix: dict[str, list[str]] = {}  # an ID's first 7 digits: one lookup per hex
+    for commit in commits:
+        by_prefix.setdefault(commit.commit[:7], []).append(commit.commit)
     out: dict[str, str] = {}
     for commit in commits:
         for m in _REVERTS.finditer(commit.message):
-            for other in commits:
-                if other.commit.startswith(m["hex"]) and other.commit != commit.commit:
-                    out.setdefault(other.commit, commit.commit)
+            for other in by_prefix.get(m["hex"][:7], ()):
+                if other.startswith(m["hex"]) and other != commit.commit:
+                    out.setdefault(other, commit.commit)
         subject = _REVERT_SUBJECT.match(commit.subject)
         if subject and subject["subject"] in by_subject:
             target = by_subject[subject["subject"]]
@@ -224,8 +255,23 @@ class _Matcher:
         self.basenames = {f.rsplit("/", 1)[-1] for f in clues.files}
         self.script_files = set(clues.script_files)
         self.functions = set(clues.functions)
+        self.scopes = frozenset(clues.scopes)
         self.scripts = set(clues.script_names)
         self.id_set = set(clues.ids)
+
+    def traces(self, path: str) -> bool:
+        """Whether the report's log names this file (its path or its file name)."""
+        return path in self.files or path.rsplit("/", 1)[-1] in self.basenames
+
+    def closes_other(self, message: str) -> int | None:
+        """The first other issue of this repository the message closes ("Closes #57"),
+        when the report is an issue of this repository."""
+        if not self.clues.same_repository or self.clues.number is None:
+            return None
+        for m in _CLOSES.finditer(message):
+            if int(m["n"]) != self.clues.number:
+                return int(m["n"])
+        return None
 
     def names_report(self, message: str) -> str | None:
         found = self.report.search(message) if self.report is not None else None
@@ -237,6 +283,7 @@ def _reasons(
     commit: HistoryCommit,
     changes: Sequence[LineChange],
     cause_files: Mapping[str, str],
+    headers: Mapping[tuple[str, str], tuple[str, ...] | None],
 ) -> list[Reason]:
     clues = match.clues
     reasons: list[Reason] = []
@@ -272,8 +319,8 @@ def _reasons(
         path = changed.path
         if path in cause_files and cause_files[path] != commit.commit:
             add("same_files_as_cause", f"changes {path}, as the commit the report blames did")
-        if path in match.files or path.rsplit("/", 1)[-1] in match.basenames:
-            add("touches_trace_file", f"changes {path}, which the report's log names")
+        if match.traces(path):
+            _trace_file(add, match, path, headers.get((commit.commit, path)))
         if path in match.script_files:
             add("touches_script_file", f"changes {path}, which holds the entity's ScriptName")
     for change in changes:
@@ -285,10 +332,28 @@ def _reasons(
             keyed = _SQL_FILE.search(change.path) and keyed_by(
                 change.text, change.term, match.keys, clues.id_types.get(change.term)
             )
-            if keyed:
+            if keyed and sets_texts_only(change.text, match.keys):
+                add(
+                    "changes_entity_texts",
+                    f"changes only texts of rows keyed by {change.term} in {change.path}",
+                )
+            elif keyed:
                 add("changes_entity_rows", f"changes rows keyed by {change.term} in {change.path}")
             else:
                 add("changes_entity_id", f"changes a line naming {change.term} in {change.path}")
+    if any(r.code == "changes_entity_rows" for r in reasons):
+        # A text edit of a row whose behaviour the commit also changes adds nothing.
+        reasons[:] = [r for r in reasons if r.code != "changes_entity_texts"]
+    other = match.closes_other(message) if not named else None
+    if reasons and other is not None and not any(r.code in DECISIVE for r in reasons):
+        reasons.append(
+            Reason(
+                "closes_other_report",
+                0,
+                f"the message closes #{other}, another report of this repository: a fix made "
+                "for that one, a weak candidate for this",
+            )
+        )
     if reasons and is_mass(commit) and not any(r.code in DECISIVE for r in reasons):
         reasons.append(
             Reason(
@@ -300,6 +365,32 @@ def _reasons(
     return reasons
 
 
+def _trace_file(
+    add: Callable[[str, str], None],
+    match: _Matcher,
+    path: str,
+    changed: tuple[str, ...] | None,
+) -> None:
+    """A file the log names: the functions the commit changed there (the headers of
+    its changed sections) say whether it touched the code the log names. Read and
+    none of them: another part of the file, a weak reason on its own."""
+    if changed is None or not match.functions:
+        add("touches_trace_file", f"changes {path}, which the report's log names")
+        return
+    named = sorted(
+        f for f in match.functions if any(names_function(h, f, match.scopes) for h in changed)
+    )
+    if named:
+        add("changes_trace_function", f"changes the body of {named[0]} in {path}")
+        add("touches_trace_file", f"changes {path}, which the report's log names")
+    else:
+        add(
+            "touches_trace_file_elsewhere",
+            f"changes {path}, which the report's log names, but none of the functions it "
+            "names there",
+        )
+
+
 def _carries_pull(message: str, pull: int) -> bool:
     subject = message.split("\n", 1)[0]
     return bool(
@@ -307,6 +398,20 @@ def _carries_pull(message: str, pull: int) -> bool:
         or re.search(rf"\bpull request #{pull}\b", message, re.I)
         or re.search(rf"merge request [\w./-]*!{pull}\b", message, re.I)
     )
+
+
+def sets_texts_only(line: str, keys: frozenset[str] | KeyMap) -> bool:
+    """Whether a changed SQL line is an ``UPDATE`` that sets only text columns of its
+    table (its entity's name, the profile's texts): what players read changes, not
+    what the row does."""
+    if not isinstance(keys, KeyMap) or not keys.texts:
+        return False
+    update = _UPDATE_SET.match(_QUOTED.sub("''", line))
+    if update is None:
+        return False
+    texts = keys.texts.get(update["table"].casefold(), frozenset())
+    columns = [m["col"].casefold() for m in _ASSIGNED.finditer(update["set"])]
+    return bool(columns) and all(c in texts for c in columns)
 
 
 _KEY_ASSIGN = re.compile(
@@ -368,4 +473,5 @@ __all__ = [
     "is_mass",
     "keyed_by",
     "rank",
+    "sets_texts_only",
 ]

@@ -25,7 +25,7 @@ candidate there that the pinned history lacks is a cherry-pick candidate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from viano_bug_analysis.enrichment.engine import AskingPhase
@@ -53,6 +53,9 @@ MAX_LISTED = 5
 FILES_LISTED = 10
 PAGE = 50
 MAX_PAGES = 4
+MAX_SECTION_READS = 16
+"""Most (commit, file) pairs whose changed functions are read for one report: the
+newest candidates that change a file the report's log names."""
 
 
 class PhaseContext(Protocol):
@@ -101,8 +104,16 @@ def _run(
     window = source.window()
     commits = list(window.commits)
     candidates, basis, anchor = _candidates(clues, commits, source.limits.history_before_report)
-    changes = _changes(ctx, clues, candidates, source) if source.role == "source" else {}
-    ranking = rank(clues, candidates, changes, key_columns=_key_columns(ctx.profile))
+    changes = _changes(ctx, clues, candidates, source)
+    headers = _trace_headers(ctx, clues, candidates, source)
+    ranking = rank(
+        clues,
+        candidates,
+        changes,
+        key_columns=_key_columns(ctx.profile),
+        history=commits,
+        headers=headers,
+    )
     listed = [c for c in ranking.candidates if _listable(ranking, c)]
     if pinned is not None:
         listed = [c for c in listed if not _in_pinned(c, pinned)]
@@ -258,7 +269,7 @@ def _search_statement(source: HistorySource, verdict: str, basis: str, examined:
 def _key_columns(profile: Any) -> KeyMap:
     """Where a row's key is an entity, from the profile: each entity type's own ID
     columns (``entities``) and the reference map's columns with the type they hold
-    (``references``)."""
+    (``references``); each table's text columns (the entities' names, ``texts``)."""
     types: dict[tuple[str, str], set[str]] = {}
     for entity in (getattr(profile, "entities", None) or {}).values():
         for table, column in entity.id_tables():
@@ -269,10 +280,88 @@ def _key_columns(profile: Any) -> KeyMap:
         if isinstance(reference.holds, str):
             key = (reference.table.casefold(), reference.column.casefold())
             types.setdefault(key, set()).add(reference.holds.casefold())
+    texts: dict[str, set[str]] = {}
+    for entity in (getattr(profile, "entities", None) or {}).values():
+        if entity.table is not None and entity.name_column is not None:
+            texts.setdefault(entity.table.casefold(), set()).add(entity.name_column.casefold())
+    for text in getattr(profile, "texts", None) or ():
+        texts.setdefault(text.table.casefold(), set()).add(text.column.casefold())
     return KeyMap(
         frozenset(column for _table, column in types),
         {key: frozenset(held) for key, held in types.items()},
+        {table: frozenset(columns) for table, columns in texts.items()},
     )
+
+
+def _trace_headers(
+    ctx: PhaseContext,
+    clues: ReportClues,
+    candidates: Sequence[HistoryCommit],
+    source: HistorySource,
+) -> dict[tuple[str, str], tuple[str, ...] | None]:
+    """For the candidates that change a file the report's log names, the headers of
+    the sections they changed there (``sections``): which functions they changed.
+    Only when the log names functions; at most ``MAX_SECTION_READS`` pairs."""
+    if not clues.functions or not clues.files:
+        return {}
+    files = set(clues.files)
+    basenames = {f.rsplit("/", 1)[-1] for f in clues.files}
+    pairs = [
+        (commit, changed.path)
+        for commit in candidates
+        for changed in commit.files
+        if changed.path in files or changed.path.rsplit("/", 1)[-1] in basenames
+    ]
+    if len(pairs) > MAX_SECTION_READS:
+        ctx.fact(
+            "project_context_coverage",
+            reason="fix_sections_limit",
+            repository=source.role,
+            count=len(pairs) - MAX_SECTION_READS,
+            limit=MAX_SECTION_READS,
+            statement=f"the functions changed in files the report's log names were read for "
+            f"the newest {MAX_SECTION_READS} of {len(pairs)} candidate changes of the "
+            f"{source.role}'s history; the older ones count as touching the file only",
+        )
+    return {
+        (commit.commit, path): source.changed_headers(commit, path)
+        for commit, path in pairs[:MAX_SECTION_READS]
+    }
+
+
+Page = tuple[Mapping[str, Any], dict[str, Any]]
+"""One ``source.changes`` page: the provider's answer and the provenance of a fact
+about it."""
+PageReader = Callable[[Mapping[str, Any], int], Page | None]
+"""Reads one page (the query, its 1-based number); None when it was not read."""
+
+
+def _page_reader(ctx: PhaseContext, source: HistorySource) -> PageReader:
+    """The configured source's pages are research's journaled queries (each answer a
+    capture); research reads no other repository, so the upstream's come from its
+    own provider (``HistorySource.changes``), the same answer of the same repository
+    reader, unjournaled like its first-parent log."""
+    if source.role == "source":
+
+        def asked(query: Mapping[str, Any], page: int) -> Page | None:
+            outcome = ctx.ask(query, {"kind": "fix_candidates", "page": page})
+            if outcome is None or outcome.capture is None:
+                return None
+            body = current_body(outcome.capture.result)
+            return body, ctx.provenance(outcome.capture, "/result")
+
+        return asked
+
+    def read(query: Mapping[str, Any], _page: int) -> Page:
+        body = source.changes(
+            since=query["since"],
+            terms=list(query["terms"]),
+            offset=query["offset"],
+            limit=query["limit"],
+        )
+        return body, {"origin": source.origin, "read": "source_changes", "since": query["since"]}
+
+    return read
 
 
 def _changes(
@@ -281,7 +370,8 @@ def _changes(
     candidates: Sequence[HistoryCommit],
     source: HistorySource,
 ) -> dict[str, list[LineChange]]:
-    """The candidates' changed lines naming the report's terms, by commit."""
+    """The candidates' changed lines naming the report's terms, by commit, read from
+    the repository the candidates belong to."""
     terms = clues.terms()
     if not terms or not candidates:
         return {}
@@ -291,6 +381,7 @@ def _changes(
     since = oldest.parents[0] if oldest.parents else oldest.commit
     if since == candidates[0].commit:
         return {}
+    read = _page_reader(ctx, source)
     found: dict[str, list[LineChange]] = {}
     offset: int | None = 0
     pages = 0
@@ -302,11 +393,11 @@ def _changes(
             "offset": offset,
             "limit": PAGE,
         }
-        outcome = ctx.ask(query, {"kind": "fix_candidates", "page": pages + 1})
-        if outcome is None or outcome.capture is None:
+        answer = read(query, pages + 1)
+        if answer is None:
             break
+        result, provenance = answer
         pages += 1
-        result = current_body(outcome.capture.result)
         for commit in result["commits"]:
             found.setdefault(commit["commit"], []).extend(
                 LineChange(c["path"], c["side"], c["text"], c["term"]) for c in commit["changes"]
@@ -315,9 +406,11 @@ def _changes(
             ctx.fact(
                 "project_context_coverage",
                 reason="fix_changes_incomplete",
+                repository=source.role,
                 incomplete_reasons=list(result["examination_gaps"]),
-                provenance=ctx.provenance(outcome.capture, "/result"),
-                statement="not every candidate commit's changed lines were compared ("
+                provenance=provenance,
+                statement=f"not every candidate commit's changed lines in the {source.role}'s "
+                "history were compared ("
                 + ", ".join(result["examination_gaps"])
                 + "); reasons read from the diff may be missing for some",
             )

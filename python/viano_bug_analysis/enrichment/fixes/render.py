@@ -11,17 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from viano_bug_analysis.enrichment.fixes.kinds import CANDIDATE_KIND, SEARCH_KIND
+from viano_bug_analysis.facts.text import fix_candidate_line
 
 FIX_KINDS = frozenset({CANDIDATE_KIND, SEARCH_KIND})
 VERDICT_ORDER = {"fixed_by": 0, "maybe": 1, "none": 2}
 """How the triage column sorts: fixed by, then maybe, then none."""
-_VERDICT_WORDS = {
-    "fixed_by": "fixed by",
-    "maybe": "maybe fixed by",
-    "upstream_fixed_by": "fixed upstream (not in the pinned history) by",
-    "upstream_maybe": "maybe fixed upstream (not in the pinned history) by",
-}
-SUBJECT_CHARS = 100
 
 
 def is_fix_fact(fact: Mapping[str, Any]) -> bool:
@@ -43,19 +37,9 @@ def search_of(facts: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
 
 
 def candidate_line(fact: Mapping[str, Any]) -> str:
-    """``1. maybe fixed by 1a2b3c4d5e6f "subject" (2024-03-05, Dee, 1 file) <link>: why``."""
-    subject = str(fact.get("subject") or "")
-    if len(subject) > SUBJECT_CHARS:
-        subject = subject[: SUBJECT_CHARS - 1] + "…"
-    files = int(fact.get("files_changed") or 0)
-    link = f" {fact['link']}" if fact.get("link") else ""
-    why = "; ".join(str(r["detail"]) for r in fact.get("reasons") or ())
-    words = _VERDICT_WORDS.get(str(fact.get("verdict")), str(fact.get("verdict")))
-    return (
-        f'{fact.get("rank")}. {words} {str(fact.get("commit"))[:12]} "{subject}" '
-        f"({str(fact.get('date'))[:10]}, {fact.get('author')}, {files} file"
-        f"{'' if files == 1 else 's'}){link}: {why}"
-    )
+    """``1. maybe fixed by 1a2b3c4d5e6f "subject" (2024-03-05, Dee, 1 file) <link>: why``
+    (``facts.text``: the brief words it the same way)."""
+    return fix_candidate_line(fact)
 
 
 def search_line(fact: Mapping[str, Any]) -> str:
