@@ -11,7 +11,7 @@ for the type checker only.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from viano_bug_analysis.enrichment import candidates
@@ -53,18 +53,38 @@ class EnricherState:
     # stage -> purpose kind -> queries not asked for max_queries; rule IDs not checked.
     _left_out: dict[str, dict[str, int]]
     _rules_left_out: set[str]
+    # [client_data]: True configured, False not (one coverage fact), None not said (no fact).
+    _client_data: bool | None
+    _client_described: set[tuple[str, int]]  # (type, ID) asked in the client data
 
     if TYPE_CHECKING:
 
         def _typed_untyped(self, found: Extraction) -> set[tuple[str, int]]: ...
 
-        def _typed_names(self, found: Extraction) -> set[tuple[str, int]]: ...
+        def _typed_names(
+            self,
+            found: Extraction,
+            client_asked: Collection[str] = (),
+            client_matched: Collection[str] = (),
+        ) -> set[tuple[str, int]]: ...
 
         def _probe(
             self, probe: candidates.Probe
         ) -> tuple[Capture, list[dict[str, Any]]] | None: ...
 
         def _dropped(self, what: str, count: int) -> None: ...
+
+        def _client_types(self) -> list[str]: ...
+
+        def _client_wants(self) -> int: ...
+
+        def _client_names(
+            self, found: Extraction
+        ) -> tuple[set[tuple[str, int]], set[str], set[str]]: ...
+
+        def _client_records(self) -> None: ...
+
+        def _client_not_configured(self) -> None: ...
 
         def _ask(self, work: Work) -> StepOutcome | None: ...
 
