@@ -24,7 +24,7 @@ TEXT = (
 )
 
 
-def _runner(research: ProjectResearch) -> Callable[[Mapping[str, Any]], StepOutcome]:
+def _runner(answers: ProjectResearch) -> Callable[[Mapping[str, Any]], StepOutcome]:
     steps = itertools.count(1)
 
     def run(query: Mapping[str, Any]) -> StepOutcome:
@@ -32,7 +32,7 @@ def _runner(research: ProjectResearch) -> Callable[[Mapping[str, Any]], StepOutc
         if query["kind"] != "client.records":  # no world database or source here
             return StepOutcome(step, sha, None, "provider_not_configured", False)
         try:
-            return StepOutcome(step, sha, research.capture(query), None, False)
+            return StepOutcome(step, sha, answers.capture(query), None, False)
         except ResearchError as err:
             return StepOutcome(step, sha, None, err.code, False)
 
@@ -40,14 +40,14 @@ def _runner(research: ProjectResearch) -> Callable[[Mapping[str, Any]], StepOutc
 
 
 def _enrich(
-    research: ProjectResearch, client_data: bool | None, max_queries: int = 512
+    answers: ProjectResearch, client_data: bool | None, max_queries: int = 512
 ) -> EnrichmentRun:
     vcore = vcore_profile()
     limits = dataclasses.replace(vcore.limits, max_queries=max_queries)
     profile = dataclasses.replace(vcore, limits=limits)
     found = extract(profile, {"title": "Drowning", "text": TEXT}, [])
     enricher = Enricher(
-        profile, _runner(research), capture_path=lambda sha: sha, client_data=client_data
+        profile, _runner(answers), capture_path=lambda sha: sha, client_data=client_data
     )
     return enricher.run(found)
 
@@ -60,7 +60,10 @@ def test_set_apart_names_resolve_and_mentioned_spells_are_described(
     research: ProjectResearch,  # noqa: F811
 ) -> None:
     run = _enrich(research, client_data=True)
-    matches = {(f["phrase"].casefold(), f["entity_type"], f["entity_id"]) for f in _of(run, "client_name_match")}
+    matches = {
+        (f["phrase"].casefold(), f["entity_type"], f["entity_id"])
+        for f in _of(run, "client_name_match")
+    }
     assert matches == {
         ("rescue drowning watchman", "spell", 1),
         ("grandma's good clothes", "item", 52069),

@@ -66,9 +66,7 @@ class ClientLookups(EnricherState):
 
     # -- names (seeding) ----------------------------------------------------------------
 
-    def _client_names(
-        self, found: Extraction
-    ) -> tuple[set[tuple[str, int]], set[str], set[str]]:
+    def _client_names(self, found: Extraction) -> tuple[set[tuple[str, int]], set[str], set[str]]:
         """The entities the report's set-apart names are exactly; the names (casefolded)
         client data was asked and the ones it has (``_typed_names`` words the rest)."""
         dropped = found.dropped.pop("client_names", 0)
@@ -147,9 +145,7 @@ class ClientLookups(EnricherState):
         if self._client_data is not False:
             return
         types = set(self._client_types())
-        entities = sorted(
-            {(t, v[1]) for t, v in self._expanded if t in types and v[0] == "int"}
-        )
+        entities = sorted({(t, v[1]) for t, v in self._expanded if t in types and v[0] == "int"})
         if not entities:
             return
         counts: dict[str, int] = {}

@@ -308,9 +308,7 @@ class _ReportText:
         for offset, name, entity_types in found:
             self._client_name(name, entity_types, self._where(pointer, line, offset))
 
-    def _client_name(
-        self, name: str, entity_types: tuple[str, ...], where: dict[str, Any]
-    ) -> None:
+    def _client_name(self, name: str, entity_types: tuple[str, ...], where: dict[str, Any]) -> None:
         key = (name.casefold(), entity_types)
         if key in self._client:
             return

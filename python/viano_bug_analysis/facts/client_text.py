@@ -56,9 +56,7 @@ def record_line(fact: Mapping[str, Any], _facts: Any = None) -> str:
     conflict = ""
     if fact.get("override_conflict"):
         conflict = f"; an override row has this ID too ({origin_text(fact['override_conflict'])})"
-    return (
-        f"client data: {record_text(fact)} ({origin_text(fact['origin'])}{conflict})"
-    )
+    return f"client data: {record_text(fact)} ({origin_text(fact['origin'])}{conflict})"
 
 
 def absent_line(fact: Mapping[str, Any], _facts: Any = None) -> str:

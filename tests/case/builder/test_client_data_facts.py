@@ -104,7 +104,14 @@ def test_a_spell_and_a_bracketed_item_are_described_by_the_client_data(
     spec = case_spec(tmp_path / "inputs", text=TEXT)
     package = tmp_path / "package"
     code = main(
-        ["case", "build", str(spec), str(package), "--project-config", str(client_setup.config_path)]
+        [
+            "case",
+            "build",
+            str(spec),
+            str(package),
+            "--project-config",
+            str(client_setup.config_path),
+        ]
     )
     out, _ = capsys.readouterr()
     assert code == 0, out
@@ -132,7 +139,9 @@ def test_a_spell_and_a_bracketed_item_are_described_by_the_client_data(
     assert "client_lookup" in purposes and "client_name_lookup" in purposes
     assert not any(f.get("reason") == "client_data_not_configured" for f in index["facts"])
     # The build summary, the brief and the report name the spell and its effects.
-    assert any(f'spell {SPELL} "Throw Net": SPELL_EFFECT_APPLY_AURA' in line for line in out.split("\n"))
+    assert any(
+        f'spell {SPELL} "Throw Net": SPELL_EFFECT_APPLY_AURA' in line for line in out.split("\n")
+    )
     brief = fact_sections(index, max_chars=20_000).text
     [line] = [ln for ln in brief.splitlines() if ln.startswith(f"- spell {SPELL} ")]
     assert '"Throw Net"' in line and "SPELL_AURA_MOD_INVISIBILITY" in line
@@ -146,7 +155,14 @@ def test_without_client_data_one_coverage_fact_says_so(
     spec = case_spec(tmp_path / "inputs", text=TEXT)
     package = tmp_path / "package"
     code = main(
-        ["case", "build", str(spec), str(package), "--project-config", str(research_setup.config_path)]
+        [
+            "case",
+            "build",
+            str(spec),
+            str(package),
+            "--project-config",
+            str(research_setup.config_path),
+        ]
     )
     capsys.readouterr()
     assert code == 0
