@@ -41,14 +41,7 @@ class ClientLookups(EnricherState):
         return len(self._client_types()) if self._client_data else 0
 
     def _client_ask(self, query: dict[str, Any], purpose: dict[str, Any]) -> Capture | None:
-        work = Work(0, query, None, None, purpose)
-        outcome = self._ask(work)
-        if outcome is None:
-            return None
-        if outcome.capture is None:
-            self._refused(work, outcome)
-            return None
-        return outcome.capture
+        return self._capture_of(Work(0, query, None, None, purpose))
 
     def _client_fact(self, fact: cf.ClientFact, **extra: Any) -> str:
         statement = {

@@ -152,14 +152,10 @@ class Seeding(EnricherState):
             "column": probe.column,
             "count": len(probe.values),
         }
-        work = Work(0, probe.query, probe.table, None, purpose)
-        outcome = self._ask(work)
-        if outcome is None:
+        capture = self._capture_of(Work(0, probe.query, probe.table, None, purpose))
+        if capture is None:
             return None
-        if outcome.capture is None:
-            self._refused(work, outcome)
-            return None
-        result = outcome.capture.result["result"]
+        result = capture.result["result"]
         if not result["complete_filtered_rows"]:
             self._log.fact(
                 "project_context_coverage",
@@ -169,7 +165,7 @@ class Seeding(EnricherState):
                 returned=len(result["rows"]),
                 statement="more rows match than one page; candidates may be found in rows not read",
             )
-        return outcome.capture, list(result["rows"])
+        return capture, list(result["rows"])
 
     def _dropped(self, what: str, count: int) -> None:
         self._log.fact(

@@ -94,6 +94,11 @@ def _index(package: Path) -> dict[str, Any]:
     return index
 
 
+def _build(tmp_path: Path, package: Path, config: Path) -> int:
+    spec = case_spec(tmp_path / "inputs", text=TEXT)
+    return main(["case", "build", str(spec), str(package), "--project-config", str(config)])
+
+
 def _of(index: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return [f for f in index["facts"] if f["kind"] == kind]
 
@@ -101,18 +106,8 @@ def _of(index: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 def test_a_spell_and_a_bracketed_item_are_described_by_the_client_data(
     tmp_path: Path, client_setup: ResearchSetup, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = case_spec(tmp_path / "inputs", text=TEXT)
     package = tmp_path / "package"
-    code = main(
-        [
-            "case",
-            "build",
-            str(spec),
-            str(package),
-            "--project-config",
-            str(client_setup.config_path),
-        ]
-    )
+    code = _build(tmp_path, package, client_setup.config_path)
     out, _ = capsys.readouterr()
     assert code == 0, out
     index = _index(package)
@@ -152,18 +147,8 @@ def test_a_spell_and_a_bracketed_item_are_described_by_the_client_data(
 def test_without_client_data_one_coverage_fact_says_so(
     tmp_path: Path, research_setup: ResearchSetup, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = case_spec(tmp_path / "inputs", text=TEXT)
     package = tmp_path / "package"
-    code = main(
-        [
-            "case",
-            "build",
-            str(spec),
-            str(package),
-            "--project-config",
-            str(research_setup.config_path),
-        ]
-    )
+    code = _build(tmp_path, package, research_setup.config_path)
     capsys.readouterr()
     assert code == 0
     index = _index(package)
