@@ -20,6 +20,7 @@ coverage fact says what was left unread (not one per entity).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from viano_bug_analysis.enrichment import client_facts as cf
@@ -28,7 +29,8 @@ from viano_bug_analysis.enrichment.state import EnricherState
 from viano_bug_analysis.enrichment.work import Work
 from viano_bug_analysis.project_research import Capture, ResearchConfig
 
-_BY_TABLE = {table: entity_type for entity_type, table in cf.ENTITY_TABLES.items()}
+# What a name match keeps of its record: the record itself is a client_record fact beside it.
+_MATCH_FIELDS = ("phrase", "entity_type", "entity_id", "name", "origin")
 
 
 class ClientLookups(EnricherState):
@@ -97,7 +99,12 @@ class ClientLookups(EnricherState):
             distinct = {(m.fields["entity_type"], m.fields["entity_id"]) for m in matches}
             followed = len(distinct) <= self._profile.limits.name_fanout
             for match in matches:
-                self._client_fact(match, where=dict(named.where), followed=followed)
+                shown = {k: match.fields[k] for k in _MATCH_FIELDS}
+                self._client_fact(
+                    dataclasses.replace(match, fields=shown),
+                    where=dict(named.where),
+                    followed=followed,
+                )
                 if followed:
                     entity = (str(match.fields["entity_type"]), int(match.fields["entity_id"]))
                     entities.add(entity)
