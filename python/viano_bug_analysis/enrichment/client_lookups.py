@@ -154,6 +154,7 @@ class ClientLookups(EnricherState):
         self._log.fact(
             "project_context_coverage",
             reason="client_data_not_configured",
+            source=cf.KIND,
             count=len(entities),
             entity_types=counts,
             statement="the research configuration has no [client_data]: what these spells, "
