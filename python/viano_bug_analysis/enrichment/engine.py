@@ -8,7 +8,9 @@ build's phases (rules, script files, changes since the report, leads) run on
 the same query budget: the queue stops at ``max_queries`` less what the
 asking phases want (``AskingPhase``, at most ``limits.reserve_cap()``), goes
 on with what they leave of it, and one ``query_budget`` fact counts what the
-budget left out.
+budget left out. With ``[client_data]`` the spells, items and areas it names
+or reaches are asked in the client data too (``client_lookups``), on a few
+queries kept from the map's share.
 
 Deterministic: the same mentions, profile and answers give the same queries
 in the same order and the same facts with the same IDs, which is what lets

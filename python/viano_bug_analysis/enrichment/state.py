@@ -2,7 +2,8 @@
 
 ``Enricher`` (engine.py) is put together from its jobs, each a module of its
 own: seeding (seeding.py), the queue and the query budget (work_queue.py),
-the answers (answers.py), the reference traversal (traversal.py); the fact
+the answers (answers.py), the reference traversal (traversal.py), the client
+data lookups (client_lookups.py); the fact
 log is an object of its own (fact_log.py). Each part reads and changes the
 one state below; the methods one part calls on another are declared here
 for the type checker only.
