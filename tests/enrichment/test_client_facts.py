@@ -24,7 +24,7 @@ def test_mentioned_spells_become_records_with_effects_and_absences(
     assert record.fields["name"] == "Stealth"
     assert record.fields["effects"][0]["aura_name"] == "SPELL_AURA_MOD_INVISIBILITY"
     assert record.capture.result["result"]["records"][0]["id"] == 75048
-    assert record.pointer == "/result/records/0"
+    assert record.pointer == "/result/result/records/0"
     assert absent.kind == "client_record_absent"
     assert (absent.fields["entity_type"], absent.fields["entity_ids"]) == ("item", [7])
 

@@ -58,6 +58,7 @@ from viano_bug_analysis.case.report_revision import (
 )
 from viano_bug_analysis.durable import PackageLayout, create_package_root, relative
 from viano_bug_analysis.enrichment.changes import changes_since_report
+from viano_bug_analysis.enrichment.client_lookups import client_data_configured
 from viano_bug_analysis.enrichment.engine import Enricher
 from viano_bug_analysis.enrichment.extract import (
     MemberLines,
@@ -154,6 +155,11 @@ class CaseBuilder:
         if self._pin is not None:
             return ()
         return history_sources(getattr(self._research, "config", None))
+
+    def _client_data(self) -> bool | None:
+        """Whether the research reads client data (``[client_data]``); None for a
+        stand-in research without a configuration (tests): nothing said about it."""
+        return client_data_configured(getattr(self._research, "config", None))
 
     def build(self) -> BuildResult:
         create_package_root(self._root)
@@ -393,6 +399,7 @@ class CaseBuilder:
             journal.run,
             capture_path=lambda sha: f"{captures_rel}/{sha}.json",
             progress=self._progress,
+            client_data=self._client_data(),
             # Rules and script files read the rows the queue read; leads last:
             # they rank what the other phases found.
             phases=[

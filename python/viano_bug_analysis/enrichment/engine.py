@@ -8,7 +8,9 @@ build's phases (rules, script files, changes since the report, leads) run on
 the same query budget: the queue stops at ``max_queries`` less what the
 asking phases want (``AskingPhase``, at most ``limits.reserve_cap()``), goes
 on with what they leave of it, and one ``query_budget`` fact counts what the
-budget left out.
+budget left out. With ``[client_data]`` the spells, items and areas it names
+or reaches are asked in the client data too (``client_lookups``), on a few
+queries kept from the map's share.
 
 Deterministic: the same mentions, profile and answers give the same queries
 in the same order and the same facts with the same IDs, which is what lets
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from viano_bug_analysis.enrichment.answers import Answers
+from viano_bug_analysis.enrichment.client_lookups import ClientLookups
 from viano_bug_analysis.enrichment.extract import Extraction, Mention, NameMention
 from viano_bug_analysis.enrichment.fact_log import FactLog
 from viano_bug_analysis.enrichment.journal import StepOutcome
@@ -124,7 +127,7 @@ class EnrichmentRun:
     queries: list[dict[str, Any]]  # one per asked step, in order
 
 
-class Enricher(Seeding, QueueAndBudget, Answers, Traversal):
+class Enricher(Seeding, QueueAndBudget, Answers, Traversal, ClientLookups):
     def __init__(
         self,
         profile: EnrichmentProfile,
@@ -133,8 +136,13 @@ class Enricher(Seeding, QueueAndBudget, Answers, Traversal):
         capture_path: Callable[[str], str],
         progress: Progress | None = None,
         phases: Sequence[Phase] = (),
+        client_data: bool | None = None,
     ) -> None:
+        """``client_data``: whether the project configuration has ``[client_data]``
+        (``client_lookups``); None: not said, nothing asked and no fact about it."""
         self._profile = profile
+        self._client_data = client_data
+        self._client_described = set()
         self._phases = tuple(phases)
         self._run = run_query
         self._capture_path = capture_path
@@ -175,7 +183,9 @@ class Enricher(Seeding, QueueAndBudget, Answers, Traversal):
         limits = self._profile.limits
         wanted = sum(p.wants(self._profile) for p in self._phases if isinstance(p, AskingPhase))
         self._reserve = min(max(0, wanted), limits.reserve_cap())
-        self._limit = limits.max_queries - self._reserve
+        # The client lookups by ID are asked after the map's first share, on their own.
+        client_share = min(self._client_wants(), max(0, limits.max_queries - self._reserve))
+        self._limit = limits.max_queries - self._reserve - client_share
         for mention in found.mentions:
             self._log.fact(
                 "case_mention",
@@ -197,7 +207,9 @@ class Enricher(Seeding, QueueAndBudget, Answers, Traversal):
             )
         entities = {(m.entity_type, m.entity_id) for m in found.mentions}
         entities |= self._typed_untyped(found)
-        entities |= self._typed_names(found)
+        by_client_name, client_asked, client_matched = self._client_names(found)
+        entities |= self._typed_names(found, client_asked, client_matched)
+        entities |= by_client_name
         for what, count in sorted(found.dropped.items()):
             self._dropped(what, count)
         for entity_type, entity_id in sorted(entities):
@@ -223,6 +235,8 @@ class Enricher(Seeding, QueueAndBudget, Answers, Traversal):
         for entity_type, entity_id in sorted(entities):
             self._entity_links(entity_type, entity_id, 0, None, None, mentioned=True)
         self._drain(keep_rest=True)
+        self._limit = limits.max_queries - self._reserve
+        self._client_records()
         # The asking phases spend the reserve (what one leaves, the next may spend); then
         # the map goes on with what they left, before the phases that only read.
         context = PhaseContext(self)
@@ -236,6 +250,8 @@ class Enricher(Seeding, QueueAndBudget, Answers, Traversal):
             if asking and index == asking[-1]:
                 self._stage = "reference_map"
                 self._rest_of_the_map()
+        self._stage = "reference_map"
+        self._client_records()  # the entities the rest of the map reached
         self._budget_fact()
         for refusal in self._refusals.values():
             self._log.fact(
@@ -269,6 +285,7 @@ class Enricher(Seeding, QueueAndBudget, Answers, Traversal):
                 statement="every database query of this enrichment was refused: nothing is "
                 "known from the database, and no finding rests on it",
             )
+        self._client_not_configured()
         return EnrichmentRun(self._log.facts, self._queries)
 
 

@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from viano_bug_analysis.enrichment import names, report_text, typed_forms
-from viano_bug_analysis.enrichment.profile import EnrichmentProfile, ExtractRule, UntypedRule
+from viano_bug_analysis.enrichment.profile import (
+    EnrichmentProfile,
+    ExtractRule,
+    NamePhrases,
+    UntypedRule,
+)
 
 MAX_ENTITY_ID = 2**32 - 1
 MAX_MEMBER_LINE_CHARS = 4096
@@ -71,6 +76,9 @@ class Extraction:
     mentions: list[Mention] = field(default_factory=list)
     untyped: list[UntypedMention] = field(default_factory=list)
     names: list[NameMention] = field(default_factory=list)
+    # Names the report sets apart (brackets, quotes, "the spell …") or commands give a
+    # spell or item: asked in the client data when the project has it (client_facts).
+    client_names: list[NameMention] = field(default_factory=list)
     unresolved: list[UnresolvedMention] = field(default_factory=list)
     dropped: dict[str, int] = field(default_factory=dict)  # mentions, untyped, names -> count
 
@@ -79,6 +87,11 @@ class Extraction:
 
 
 MAX_NAME_CHARS = 100
+# Client-data names: the types a set-apart phrase may name, the type words a name
+# follows, and how many phrases one case asks (each is a query per type).
+CLIENT_NAME_TYPES = ("spell", "item")
+CLIENT_TYPE_WORDS = {"spell": "spell", "aura": "spell", "buff": "spell", "item": "item"}
+MAX_CLIENT_NAMES = 12
 _DIGITS = re.compile(r"\d{1,10}(?![0-9])")
 _HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 
@@ -150,6 +163,7 @@ class _ReportText:
         self._per_rule: dict[object, int] = {}
         self._names: dict[tuple[str, tuple[str, ...]], None] = {}
         self._untyped: dict[tuple[int, tuple[str, ...]], None] = {}
+        self._client: dict[tuple[str, tuple[str, ...]], None] = {}
 
     def read(self, field_name: str, text: str) -> None:
         pointer = f"/report/{field_name}"
@@ -191,6 +205,8 @@ class _ReportText:
             where = self._where(pointer, line, form.offset)
             if form.name is not None:
                 self._name(form.name, (form.entity_type,), where)
+                if form.entity_type in CLIENT_NAME_TYPES:
+                    self._client_name(form.name, (form.entity_type,), where)
             elif form.entity_type == "":
                 if self._count(form.how, "unresolved"):
                     assert form.entity_id is not None
@@ -275,12 +291,32 @@ class _ReportText:
                     where = self._where(pointer, line, match.start(1))
                     self._name(name, rule.entity_types, where, rule)
         phrases = self._rules.names
-        if phrases is None or _HEADING.match(line.text):
+        if _HEADING.match(line.text):
             # A heading of the tracker's template ("### Current Behaviour") names nothing.
             return
         blank = report_text.blank_out(line.text, report_text.not_a_name(line))
+        self._client_names(pointer, line, blank, phrases or NamePhrases(CLIENT_NAME_TYPES))
+        if phrases is None:
+            return
         for offset, name in names.phrases(blank, phrases):
             self._name(name, phrases.entity_types, self._where(pointer, line, offset), phrases)
+
+    def _client_names(
+        self, pointer: str, line: report_text.Line, blank: str, phrases: NamePhrases
+    ) -> None:
+        found = names.written_as_names(blank, phrases, CLIENT_TYPE_WORDS, CLIENT_NAME_TYPES)
+        for offset, name, entity_types in found:
+            self._client_name(name, entity_types, self._where(pointer, line, offset))
+
+    def _client_name(self, name: str, entity_types: tuple[str, ...], where: dict[str, Any]) -> None:
+        key = (name.casefold(), entity_types)
+        if key in self._client:
+            return
+        if len(self._client) >= MAX_CLIENT_NAMES:
+            self._found.drop("client_names")
+            return
+        self._client[key] = None
+        self._found.client_names.append(NameMention(name, entity_types, where))
 
     def _name(
         self,

@@ -17,7 +17,8 @@ database, which answers whether an entity carries exactly that name.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 
 from viano_bug_analysis.enrichment.profile import NamePhrases
 
@@ -41,6 +42,23 @@ def phrases(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]]:
     yield from _title_runs(line, rules)
     if rules.after_words:
         yield from _after_type_words(line, rules)
+
+
+def written_as_names(
+    line: str, rules: NamePhrases, type_words: Mapping[str, str], enclosed_types: tuple[str, ...]
+) -> Iterator[tuple[int, str, tuple[str, ...]]]:
+    """(offset, name, types) the report's own structure sets apart as a name: quoted,
+    bracketed or bold text (of ``enclosed_types``) and the words after a type word of
+    ``type_words`` ("the spell Rescue Drowning Watchman": each prefix, up to max_words).
+
+    No title-case run: without a quote or a type word, every stretch of a run would
+    be a candidate, which is what ``phrases`` asks the database but too many here.
+    """
+    for offset, name in _enclosed(line, rules):
+        yield offset, name, enclosed_types
+    for word, entity_type in type_words.items():
+        for offset, name in _after_type_words(line, replace(rules, after_words=frozenset({word}))):
+            yield offset, name, (entity_type,)
 
 
 def _enclosed(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]]:
@@ -195,4 +213,4 @@ def _after_type_words(line: str, rules: NamePhrases) -> Iterator[tuple[int, str]
             yield from _forms(words[:end], rules)
 
 
-__all__ = ["phrases"]
+__all__ = ["phrases", "written_as_names"]

@@ -7,6 +7,7 @@ declared once in ``state.EnricherState``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from viano_bug_analysis.enrichment import candidates
@@ -68,9 +69,19 @@ class Seeding(EnricherState):
             )
         return entities
 
-    def _typed_names(self, found: Extraction) -> set[tuple[str, int]]:
-        """Asks every name column once (IN lists); the entities a name is exact for."""
+    def _typed_names(
+        self,
+        found: Extraction,
+        client_asked: Collection[str] = (),
+        client_matched: Collection[str] = (),
+    ) -> set[tuple[str, int]]:
+        """Asks every name column once (IN lists); the entities a name is exact for.
+
+        ``client_asked``, ``client_matched``: the names (casefolded) the client data was
+        asked and the ones it has (``client_lookups``): a name it has is found, one it was
+        asked for is asked."""
         probes, unanswerable, dropped = candidates.name_probes(self._profile, found.names)
+        unanswerable = [n for n in unanswerable if n.name.casefold() not in client_asked]
         if dropped:
             found.drop("names", dropped)
         matches: dict[str, list[dict[str, Any]]] = {}
@@ -98,7 +109,7 @@ class Seeding(EnricherState):
         for named in found.names:
             found_for = matches.get(named.name.casefold(), [])
             if not found_for:
-                if named not in unanswerable:
+                if named not in unanswerable and named.name.casefold() not in client_matched:
                     not_found.append(named.name)
                 continue
             distinct = sorted({(m["entity_type"], m["entity_id"]) for m in found_for}, key=repr)
@@ -141,14 +152,10 @@ class Seeding(EnricherState):
             "column": probe.column,
             "count": len(probe.values),
         }
-        work = Work(0, probe.query, probe.table, None, purpose)
-        outcome = self._ask(work)
-        if outcome is None:
+        capture = self._capture_of(Work(0, probe.query, probe.table, None, purpose))
+        if capture is None:
             return None
-        if outcome.capture is None:
-            self._refused(work, outcome)
-            return None
-        result = outcome.capture.result["result"]
+        result = capture.result["result"]
         if not result["complete_filtered_rows"]:
             self._log.fact(
                 "project_context_coverage",
@@ -158,7 +165,7 @@ class Seeding(EnricherState):
                 returned=len(result["rows"]),
                 statement="more rows match than one page; candidates may be found in rows not read",
             )
-        return outcome.capture, list(result["rows"])
+        return capture, list(result["rows"])
 
     def _dropped(self, what: str, count: int) -> None:
         self._log.fact(

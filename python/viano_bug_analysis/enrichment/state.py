@@ -2,7 +2,8 @@
 
 ``Enricher`` (engine.py) is put together from its jobs, each a module of its
 own: seeding (seeding.py), the queue and the query budget (work_queue.py),
-the answers (answers.py), the reference traversal (traversal.py); the fact
+the answers (answers.py), the reference traversal (traversal.py), the client
+data lookups (client_lookups.py); the fact
 log is an object of its own (fact_log.py). Each part reads and changes the
 one state below; the methods one part calls on another are declared here
 for the type checker only.
@@ -11,7 +12,7 @@ for the type checker only.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from viano_bug_analysis.enrichment import candidates
@@ -53,12 +54,20 @@ class EnricherState:
     # stage -> purpose kind -> queries not asked for max_queries; rule IDs not checked.
     _left_out: dict[str, dict[str, int]]
     _rules_left_out: set[str]
+    # [client_data]: True configured, False not (one coverage fact), None not said (no fact).
+    _client_data: bool | None
+    _client_described: set[tuple[str, int]]  # (type, ID) asked in the client data
 
     if TYPE_CHECKING:
 
         def _typed_untyped(self, found: Extraction) -> set[tuple[str, int]]: ...
 
-        def _typed_names(self, found: Extraction) -> set[tuple[str, int]]: ...
+        def _typed_names(
+            self,
+            found: Extraction,
+            client_asked: Collection[str] = (),
+            client_matched: Collection[str] = (),
+        ) -> set[tuple[str, int]]: ...
 
         def _probe(
             self, probe: candidates.Probe
@@ -66,7 +75,21 @@ class EnricherState:
 
         def _dropped(self, what: str, count: int) -> None: ...
 
+        def _client_types(self) -> list[str]: ...
+
+        def _client_wants(self) -> int: ...
+
+        def _client_names(
+            self, found: Extraction
+        ) -> tuple[set[tuple[str, int]], set[str], set[str]]: ...
+
+        def _client_records(self) -> None: ...
+
+        def _client_not_configured(self) -> None: ...
+
         def _ask(self, work: Work) -> StepOutcome | None: ...
+
+        def _capture_of(self, work: Work) -> Capture | None: ...
 
         def _enqueue(self, work: Work) -> None: ...
 

@@ -19,6 +19,7 @@ from viano_bug_analysis.enrichment.work import (
     query_key,
     work_class,
 )
+from viano_bug_analysis.project_research import Capture
 
 
 class QueueAndBudget(EnricherState):
@@ -48,6 +49,17 @@ class QueueAndBudget(EnricherState):
             }
         )
         return outcome
+
+    def _capture_of(self, work: Work) -> Capture | None:
+        """Asks ``work`` now: its capture, or None when the budget is spent (a fact says
+        so) or the query was refused (counted per target)."""
+        outcome = self._ask(work)
+        if outcome is None:
+            return None
+        if outcome.capture is None:
+            self._refused(work, outcome)
+            return None
+        return outcome.capture
 
     # -- queue --------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from viano_bug_analysis.facts import client_text
 from viano_bug_analysis.facts import text as t
 from viano_bug_analysis.facts.registry import fact_kind, row_table
 
@@ -37,6 +38,8 @@ MAX_ORIGINS = 3
 _ROW_KINDS = frozenset({"project_rows", "project_empty_result"})
 _FOLDED = frozenset({"project_relationship", "project_entity", "project_description"})
 _FIX_SEARCH, _FIX_CANDIDATE = "project_fix_search", "project_fix_candidate"
+# Told on the entity lines: what the client data says an entity is (client_text).
+_CLIENT_KINDS = frozenset({"client_record", "client_record_absent", "client_name_match"})
 
 
 @dataclass(frozen=True)
@@ -205,8 +208,14 @@ class FactGroups:
         self.names: dict[Entity, str] = {}
         self.entity_facts: dict[Entity, set[str]] = {}
         self.descriptions: dict[str, list[Fact]] = {}
+        # entity -> its client_record (name, effects) and the facts told with it
+        self.client: dict[Entity, Fact] = {}
+        self.client_facts: dict[Entity, set[str]] = {}
+        self.absent: set[Entity] = set()
         for fact in facts:
             kind = fact["kind"]
+            if kind in _CLIENT_KINDS:
+                self._client_fact(fact)
             if kind == "project_relationship" and "fact" in fact["to"]:
                 self.reached_by.setdefault(str(fact["to"]["fact"]), []).append(fact)
             elif kind == "case_mention":
@@ -226,6 +235,23 @@ class FactGroups:
                 self.entity_facts.setdefault(key, set()).add(str(fact["fact_id"]))
             elif kind == "project_description" and "row_fact" in fact:
                 self.descriptions.setdefault(str(fact["row_fact"]), []).append(fact)
+
+    def _client_fact(self, fact: Fact) -> None:
+        kind, fid = fact["kind"], str(fact["fact_id"])
+        if kind == "client_record_absent":
+            for entity_id in fact["entity_ids"]:
+                key = (str(fact["entity_type"]), str(entity_id))
+                self.absent.add(key)
+                self.client_facts.setdefault(key, set()).add(fid)
+            return
+        key = _entity(fact)
+        if kind == "client_name_match" and fact.get("followed"):
+            self.named.setdefault(key, set()).add(fid)
+        elif kind == "client_record":
+            self.client.setdefault(key, fact)
+        if fact.get("name"):
+            self.names.setdefault(key, str(fact["name"]))
+        self.client_facts.setdefault(key, set()).add(fid)
 
     def owner(self, fact: Fact) -> Entity | None:
         """The entity a rows or empty result belongs to."""
@@ -313,9 +339,12 @@ class FactGroups:
     ) -> list[tuple[Entity, str, set[str]]]:
         known = list(self.named)
         known += [e for e in rows_of if e is not None and e not in self.named]
+        # A reached spell or item without rows: what the client data says it is.
+        known += [e for e in self.client_facts if e not in self.named and e not in rows_of]
         out = []
         for entity in known:
             ids = set(self.named.get(entity, ())) | self.entity_facts.get(entity, set())
+            ids |= self.client_facts.get(entity, set())
             name = f' "{self.names[entity]}"' if entity in self.names else ""
             how = "named in the report" if entity in self.named else "reached"
             found = rows_of.get(entity, [])
@@ -324,9 +353,20 @@ class FactGroups:
             empty = len(empty_of.get(entity, ()))
             if empty:
                 what += f"; nothing in {t.count(empty, 'other table')}"
+            what += self._client_text(entity)
             out.append((entity, f"- {entity[0]} {entity[1]}{name}: {how}; {what}", ids))
         # The report's own entities first, then the reached ones, each in order found.
         return sorted(out, key=lambda e: (e[0] not in self.named, known.index(e[0])))
+
+    def _client_text(self, entity: Entity) -> str:
+        """What the client data says the entity is: its spell effects, or that it has none."""
+        record = self.client.get(entity)
+        if record is not None:
+            effects = client_text.effects_text(record, client_text.BRIEF_EFFECTS)
+            return f"; client data: {effects}" if effects else "; in the client data"
+        if entity in self.absent:
+            return "; not in the client data"
+        return ""
 
     def _rows(
         self, entity: Entity | None, found: list[Fact], rank: Mapping[Any, int]

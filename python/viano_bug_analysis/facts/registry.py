@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 
 from viano_bug_analysis.errors import UnknownFactKind
+from viano_bug_analysis.facts import client_text as client
 from viano_bug_analysis.facts import text as t
 from viano_bug_analysis.schemas import load_schema
 
@@ -540,6 +541,27 @@ FACT_KINDS: Mapping[str, FactKind] = {
             "(fixed_by, maybe or none)",
             _fix_search,
             statement_is_finding=True,
+            later=True,
+        ),
+        FactKind(
+            "client_record",
+            "client data: what a spell, item, area, map or faction is by the server's DBC/DB2 "
+            "files (its name; a spell's effects by the engine's enum names); what the data "
+            "defines, not what happened at runtime",
+            client.record_line,
+            later=True,
+        ),
+        FactKind(
+            "client_record_absent",
+            "client data: IDs the client files and their override table do not have",
+            client.absent_line,
+            statement_is_finding=True,
+            later=True,
+        ),
+        FactKind(
+            "client_name_match",
+            "client data: a spell or item carrying exactly a name the case gives without an ID",
+            client.name_match_line,
             later=True,
         ),
         FactKind(
