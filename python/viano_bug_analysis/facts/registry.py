@@ -206,6 +206,31 @@ def _relationship(fact: Mapping[str, Any], by_id: Facts) -> str:
     return f"{fact['relation']}: {t.origin(source)} -> {where}{named}"
 
 
+def _relationship_summary(fact: Mapping[str, Any], by_id: Facts) -> str:
+    """The build summary's line: a reverse lookup is worded as the rows it asked for
+    (``quest_template.RequiredNpcOrGo1 = 36440``), a forward one as the prompt has it."""
+    if reverse_lookup(fact) is None:
+        return _relationship(fact, by_id)
+    named = ""
+    target_fact = by_id.get(fact["to"].get("fact", ""))
+    if target_fact is not None and target_fact["kind"] == "project_empty_result":
+        named = ": none in this table"
+    return f"{fact['relation']}: {reverse_lookup(fact)} (names {t.origin(fact['from'])}){named}"
+
+
+def reverse_lookup(fact: Mapping[str, Any]) -> str | None:
+    """``table.column = value`` for a relationship that looked up the rows naming an
+    entity (the reverse direction of a map entry); ``None`` for any other."""
+    source, target = fact["from"], fact["to"]
+    reverse = fact.get("direction", "forward" if "table" in source else "reverse") == "reverse"
+    if not reverse or "table" not in target or "column" not in target:
+        return None
+    value = target.get("value")
+    if isinstance(value, list):  # the ID and its negative form (an IN filter)
+        return f"{target['table']}.{target['column']} in ({', '.join(map(str, value))})"
+    return f"{target['table']}.{target['column']} = {value}"
+
+
 def _source_hits(fact: Mapping[str, Any], _: Facts) -> str:
     first = fact["matches"][0]
     return (
@@ -303,6 +328,103 @@ def _coverage_line(fact: Mapping[str, Any], _: Facts) -> str:
         codes = ", ".join(f"{code} {n}" for code, n in fact["codes"].items())
         return f"coverage: database_unreadable: every database query was refused ({codes})"
     return "coverage: " + coverage_target(fact)
+
+
+def coverage_line(fact: Mapping[str, Any]) -> str:
+    """The coverage line as prompts word it (facts/brief.py): fixed with their bytes."""
+    return _coverage_line(fact, {})
+
+
+# What a skipped file count means (project-research-v1, ``skipped.by_reason``).
+_SKIPPED = {
+    "missing": "missing from the clone",
+    "binary": "binary",
+    "not_utf8": "not UTF-8",
+    "too_large": "too large",
+    "path_invalid": "with an invalid path",
+}
+
+
+def _changes_detail(fact: Mapping[str, Any]) -> str:
+    gaps = ", ".join(str(gap) for gap in fact.get("incomplete_reasons") or ()) or "no reason given"
+    line = f"not every change was compared ({gaps})"
+    skipped = fact.get("files_skipped") or {}
+    if skipped:
+        line += "; files not compared: " + ", ".join(
+            f"{n} {_SKIPPED.get(reason, reason)}" for reason, n in skipped.items()
+        )
+    if "commits_examined" in fact and "range_commits" in fact:
+        line += f"; {fact['commits_examined']} of {fact['range_commits']} commits examined"
+    return line
+
+
+def _reverse_limit_detail(fact: Mapping[str, Any]) -> str:
+    return (
+        f"{t.entity(fact)}: {t.count(int(fact['count']), 'map entry', 'map entries')} holding "
+        f"its type not asked (reverse_per_entity): {', '.join(fact['not_asked'])}"
+    )
+
+
+def _refused_detail(fact: Mapping[str, Any]) -> str:
+    return (
+        f"{coverage_subject(fact)}: {t.count(int(fact.get('count', 1)), 'query', 'queries')} "
+        f"refused ({fact.get('code') or 'no code'})"
+    )
+
+
+# Reasons whose target is not a table, symbol or text: the line names what they count.
+_COVERAGE_DETAIL: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
+    "changes_incomplete": _changes_detail,
+    "fix_changes_incomplete": _changes_detail,
+    "reverse_references_limit": _reverse_limit_detail,
+    "query_refused": _refused_detail,
+}
+
+
+def _coverage_summary(fact: Mapping[str, Any], by_id: Facts) -> str:
+    detail = _COVERAGE_DETAIL.get(str(fact["reason"]))
+    if detail is None:
+        return _coverage_line(fact, by_id)
+    return f"coverage: {fact['reason']}: {detail(fact)}"
+
+
+def coverage_subject(fact: Mapping[str, Any]) -> str:
+    """What a coverage fact concerns: the table (or symbol, text, source, entity)."""
+    return coverage_target(fact).partition(": ")[2].split(" (")[0] or (
+        t.entity(fact) if "entity_type" in fact else str(fact["reason"])
+    )
+
+
+def coverage_group(reason: str, facts: list[Mapping[str, Any]]) -> str:
+    """One line for every coverage fact of one reason (the build summary's coverage
+    block): how many, then what they concern, never a blank reason."""
+    if len(facts) == 1:
+        return _coverage_summary(facts[0], {}).removeprefix("coverage: ")
+    if reason in _BOUNDS:
+        relations = t.unique(str(f.get("relation")) for f in facts if f.get("relation"))
+        return (
+            f"{reason}: {t.count(len(facts), 'reference')} not followed ({_BOUNDS[reason]}): "
+            + _listed(relations)
+        )
+    if reason == "query_refused":
+        queries = sum(int(f.get("count", 1)) for f in facts)
+        codes = t.unique(str(f.get("code")) for f in facts if f.get("code"))
+        return (
+            f"query_refused: {t.count(queries, 'query', 'queries')} refused "
+            f"({', '.join(codes) or 'no code'}): " + _listed(t.unique(map(coverage_subject, facts)))
+        )
+    detail = _COVERAGE_DETAIL.get(reason)
+    shown = [detail(f) for f in facts] if detail else t.unique(map(coverage_subject, facts))
+    return f"{reason}: {t.count(len(facts), 'note')}: " + _listed(shown, "; ")
+
+
+_BOUNDS = {"max_depth": "the depth bound", "max_relationships": "the relationship bound"}
+_LISTED = 8
+
+
+def _listed(items: list[str], separator: str = ", ") -> str:
+    more = len(items) - _LISTED
+    return separator.join(items[:_LISTED]) + (f" and {more} more" if more > 0 else "")
 
 
 def coverage_target(fact: Mapping[str, Any]) -> str:
@@ -455,7 +577,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
         FactKind(
             "project_relationship",
             "project data: a configured reference, not a runtime observation and not a cause",
-            _relationship,
+            _relationship_summary,
             _relationship_compact,
         ),
         FactKind(
@@ -481,7 +603,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
         FactKind(
             "project_context_coverage",
             "coverage: what the enrichment did not read",
-            _coverage_line,
+            _coverage_summary,
             _coverage_compact,
             statement_is_finding=True,
             report_statement=True,
@@ -556,8 +678,12 @@ __all__ = [
     "INDEX_SCHEMA",
     "FactKind",
     "cell",
+    "coverage_group",
+    "coverage_line",
+    "coverage_subject",
     "coverage_target",
     "fact_kind",
     "labels",
+    "reverse_lookup",
     "row_table",
 ]
