@@ -33,6 +33,10 @@ MAX_COMPACT_TEXT = 300
 Facts = Mapping[str, Mapping[str, Any]]
 Summary = Callable[[Mapping[str, Any], Facts], "str | None"]
 Compact = Callable[[Mapping[str, Any]], str]
+# The report's table rows of one fact: (cells by column, JSON Pointer of the row or None).
+ReportRows = Callable[[Mapping[str, Any]], "tuple[str, list[tuple[dict[str, str], str | None]]]"]
+# How many hex digits of a capture's SHA-256 the report shows (its file name holds all).
+SHORT_SHA = 12
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,9 @@ class FactKind:
     # Came after investigation_project_v1, whose prompts list the labels as they were:
     # left out of ``labels(stored=True)`` so those prompts keep their bytes.
     later: bool = False
+    # The report's table of this kind: its title and the cells of each row
+    # (None: one row, the fact's summary line, and its statement when report_statement).
+    _report_rows: ReportRows | None = None
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -66,10 +73,21 @@ class FactKind:
         body = self._compact(fact) if self._compact else self._summary(fact, {})
         return f"{fact['fact_id']} {body or self.name}"
 
-    def report(self, fact: Mapping[str, Any]) -> dict[str, Any]:
-        """The report's row: ID, kind, label, the statement, the fields, the provenance."""
+    def report(self, fact: Mapping[str, Any], facts: Facts | None = None) -> dict[str, Any]:
+        """The report's view: ID, kind, label, the statement, the fields, the provenance,
+        and the rows of the table it is shown in (``table``: its title; ``rows``: cells by
+        column and where each row is in the capture, ``source``: the capture's path, its
+        SHA-256 cut to ``SHORT_SHA`` and the JSON Pointer; or what else it was read from)."""
         provenance = fact.get("provenance")
         statement = fact.get("statement")
+        if self._report_rows is not None:
+            table, rows = self._report_rows(fact)
+        else:
+            cells = {"finding": self.summary(fact, facts)}
+            if self.report_statement and isinstance(statement, str):
+                cells["statement"] = statement
+            table, rows = self.label, [(cells, None)]
+        read_from = _read_from(fact)
         return {
             "fact_id": str(fact["fact_id"]),
             "kind": self.name,
@@ -82,7 +100,44 @@ class FactKind:
                 if k not in {"fact_id", "kind", "statement", "provenance"}
             },
             "provenance": dict(provenance) if isinstance(provenance, dict) else None,
+            "table": table,
+            "rows": [
+                {"cells": cells, "source": _source(read_from, pointer)} for cells, pointer in rows
+            ],
         }
+
+
+def _read_from(fact: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The provenance the report shows: the fact's own, or (a relationship) the capture
+    of the row it starts from."""
+    for candidate in (fact.get("provenance"), fact.get("from")):
+        if isinstance(candidate, Mapping) and (
+            "capture_sha256" in candidate or "origin" in candidate
+        ):
+            return candidate
+    return None
+
+
+def _source(read_from: Mapping[str, Any] | None, pointer: str | None) -> dict[str, Any] | None:
+    if read_from is None:
+        return None  # the case inputs (a mention): no capture
+    sha = read_from.get("capture_sha256")
+    origin = read_from.get("origin")
+    return {
+        "capture_path": read_from.get("capture_path"),
+        "sha256": sha[:SHORT_SHA] if isinstance(sha, str) else None,
+        "pointer": pointer or read_from.get("pointer"),
+        # Read from elsewhere than a capture (the history, for "already fixed?").
+        "origin": None if sha else _origin_text(origin),
+    }
+
+
+def _origin_text(origin: Any) -> str | None:
+    if not isinstance(origin, Mapping):
+        return None
+    commit = origin.get("commit")
+    where = f" {str(commit)[:SHORT_SHA]}" if isinstance(commit, str) else ""
+    return f"{origin.get('kind', 'source')}{where}"
 
 
 def fact_kind(name: Any) -> FactKind:
@@ -492,6 +547,15 @@ def _rows_compact(fact: Mapping[str, Any]) -> str:
     return "\n".join([head, *row_table(fact["rows"])])
 
 
+def _rows_report(fact: Mapping[str, Any]) -> tuple[str, list[tuple[dict[str, str], str | None]]]:
+    """One table per database table; a row per row found, at its pointer in the capture."""
+    pointer = (fact.get("provenance") or {}).get("pointer")
+    return f"rows of {fact['table']}", [
+        ({str(c): cell(v) for c, v in row.items()}, f"{pointer}/{i}" if pointer else None)
+        for i, row in enumerate(fact["rows"])
+    ]
+
+
 def _description_compact(fact: Mapping[str, Any]) -> str:
     return (
         f"{fact['role']} ({fact['table']}.{fact['source_column']}): "
@@ -567,6 +631,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
             _rows,
             _rows_compact,
             deduplicated=True,
+            _report_rows=_rows_report,
         ),
         FactKind(
             "project_description",
@@ -676,6 +741,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
 __all__ = [
     "FACT_KINDS",
     "INDEX_SCHEMA",
+    "SHORT_SHA",
     "FactKind",
     "cell",
     "coverage_group",
