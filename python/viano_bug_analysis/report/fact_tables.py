@@ -14,6 +14,7 @@ from typing import Any
 
 from viano_bug_analysis.facts import text as t
 from viano_bug_analysis.facts.registry import fact_kind
+from viano_bug_analysis.jsonio import canonical_bytes
 
 Fact = Mapping[str, Any]
 
@@ -45,12 +46,12 @@ def fact_tables(facts: Iterable[Fact]) -> list[dict[str, Any]]:
 
 def report_entities(facts: Iterable[Fact]) -> list[dict[str, Any]]:
     """The entities the case names (its mentions), one each: type, ID, the name the
-    project data gives it, and what exists of it: each table with rows of it or naming
-    it, with how many (an entity lookup that found nothing says so)."""
+    project data gives it, and what exists of it: its own table's rows, and each
+    ``table.column`` naming it, with how many rows (an own table without a row says so)."""
     listed = list(facts)
     by_id = {str(f["fact_id"]): f for f in listed}
     names: dict[tuple[str, str], str] = {}
-    found: dict[tuple[str, str], dict[str, dict[str, int]]] = {}  # table -> fact -> rows
+    found: dict[tuple[str, str], dict[str, set[bytes]]] = {}  # table -> the distinct rows
     for fact in listed:
         kind = fact["kind"]
         if kind == "project_entity" and "name" in fact:
@@ -58,11 +59,13 @@ def report_entities(facts: Iterable[Fact]) -> list[dict[str, Any]]:
         elif kind in {"project_rows", "project_empty_result"} and "table" in fact:
             purpose = fact.get("purpose") or {}
             if purpose.get("kind") == "entity_lookup":
-                _add(found, _key(purpose), fact)
+                _add(found, _key(purpose), str(fact["table"]), fact)
         elif kind == "project_relationship" and "entity_type" in fact["from"]:
+            # The rows naming the entity: under the column that names it.
             target = by_id.get(str(fact["to"].get("fact", "")))
             if target is not None and target["kind"] == "project_rows":
-                _add(found, _key(fact["from"]), target)
+                where = f"{target['table']}.{fact['to'].get('column')}"
+                _add(found, _key(fact["from"]), where, target)
     entities: list[dict[str, Any]] = []
     for fact in listed:
         key = _key(fact) if fact["kind"] == "case_mention" else None
@@ -75,9 +78,7 @@ def report_entities(facts: Iterable[Fact]) -> list[dict[str, Any]]:
                 "entity_id": key[1],
                 "name": names.get(key),
                 "exists": [
-                    f"{table}: {t.count(sum(rows.values()), 'row')}"
-                    if sum(rows.values())
-                    else f"no row in {table}"
+                    f"{table}: {t.count(len(rows), 'row')}" if rows else f"no row in {table}"
                     for table, rows in tables.items()
                 ],
             }
@@ -90,10 +91,15 @@ def _key(fact: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _add(
-    found: dict[tuple[str, str], dict[str, dict[str, int]]], key: tuple[str, str], fact: Fact
+    found: dict[tuple[str, str], dict[str, set[bytes]]],
+    key: tuple[str, str],
+    where: str,
+    fact: Fact,
 ) -> None:
-    rows = len(fact["rows"]) if fact["kind"] == "project_rows" else 0
-    found.setdefault(key, {}).setdefault(str(fact["table"]), {})[str(fact["fact_id"])] = rows
+    """The rows of ``fact`` under ``where``; a row read by two lookups counts once."""
+    rows = found.setdefault(key, {}).setdefault(where, set())
+    if fact["kind"] == "project_rows":
+        rows.update(canonical_bytes(row) for row in fact["rows"])
 
 
 __all__ = ["fact_tables", "report_entities"]

@@ -55,6 +55,9 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .1rem .8rem; ma
 dt { font-weight: 600; color: #57606a; }
 dd { margin: 0; }
 a { color: #0969da; }
+td code, .leads td { overflow-wrap: anywhere; }
+.wide { overflow-x: auto; }
+.wide table { width: auto; min-width: 100%; font-size: .85rem; }
 """
 
 
@@ -215,7 +218,8 @@ def _leads(report: Mapping[str, Any]) -> list[str]:
     more = f" ({_t(left_out)} more left out by max_leads)" if left_out else ""
     parts.append(
         f"<p>Where to look first, most telling first{more}.</p>"
-        "<table><tr><th>Rank</th><th>Lead</th><th>Where</th><th>Why</th><th>Rests on</th></tr>"
+        '<table class="leads"><tr><th>Rank</th><th>Lead</th><th>Where</th><th>Why</th>'
+        "<th>Rests on</th></tr>"
     )
     for lead in leads:
         rests = ", ".join(f'<a href="#fact-{_t(f)}">{_t(f)}</a>' for f in lead["rests_on"])
@@ -299,7 +303,8 @@ def _fact_tables(report: Mapping[str, Any], package_href: str | None) -> list[st
         head = "".join(f"<th>{_t(c)}</th>" for c in table["columns"])
         parts.append(
             f"<h3>{_t(table['title'])} ({len(table['rows'])})</h3>"
-            f"<table><tr><th>Fact</th>{head}<th>Read from</th></tr>"
+            # A table of many columns scrolls in its box, not the whole page.
+            f'<div class="wide"><table><tr><th>Fact</th>{head}<th>Read from</th></tr>'
         )
         shown: set[str] = set()
         for row in table["rows"]:
@@ -312,7 +317,7 @@ def _fact_tables(report: Mapping[str, Any], package_href: str | None) -> list[st
                 f"<tr{anchor}><td>{_t(fact_id)}</td>{cells}"
                 f"<td>{_read_from(row['source'], package_href)}</td></tr>"
             )
-        parts.append("</table>")
+        parts.append("</table></div>")
     return parts
 
 
