@@ -158,7 +158,7 @@ def _sections(
 ) -> list[Section]:
     """The blocks after the leads: ``--verbose`` one line per fact, otherwise the
     revision, what was not read, what was not followed, then the findings (grouped)."""
-    if getattr(args, "verbose", False) or getattr(args, "all_facts", False):
+    if getattr(args, "verbose", False):
         listing = summarize_all(facts)
         return [Section("facts:", listing)] if listing else []
     # How the no-reference line words the values: the profile's ignore_values.

@@ -5,7 +5,7 @@ with the labels of every fact it stands for, so any ``P`` label can be
 looked up in it. A relationship is folded into the line of the rows (or
 source lines) it reached; the empty lookups of one entity share one line;
 "no reference" values are one line per table. ``summarize_all`` is one
-line per fact (``vba case build --all-facts``). Both are pure functions of
+line per fact (``vba case build --verbose``). Both are pure functions of
 the facts.
 
 Leads come before all of it: ``lead_summary`` is the "Leads" block (a head
@@ -485,7 +485,7 @@ def _refused_target(fact: Mapping[str, Any]) -> str:
     return str(fact.get("table") or fact.get("source") or "?")
 
 
-# -- one line per fact (--all-facts) -------------------------------------------------------
+# -- one line per fact (--verbose) ---------------------------------------------------------
 
 
 def summarize_all(facts: Iterable[Mapping[str, Any]]) -> list[str]:
