@@ -268,3 +268,26 @@ def test_the_counts_line_gives_queries_facts_rows_and_refused_targets() -> None:
         f"enrichment: 4 queries (4 asked by this run), {len(facts)} facts: "
         "2 rows found by 2 lookups, 2 found nothing, 1 refused target (quest_template)"
     )
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {
+            "reason": "reverse_references_limit",
+            "entity_type": "creature",
+            "entity_id": 7,
+            "count": 2,
+            "not_asked": ["a", "b"],
+        },
+        {"reason": "fix_changes_incomplete", "incomplete_reasons": ["files_skipped"]},
+        {"reason": "rows_page_limit", "table": "conditions", "count": 3},
+    ],
+)
+def test_no_coverage_line_has_a_blank_reason(fields: dict[str, Any]) -> None:
+    one = _coverage("P1", **fields)
+    for facts in ([one], [one, {**one, "fact_id": "P2"}]):
+        lines = [line for s in summary_sections(facts) for line in s.lines]
+        assert len(lines) == 1
+        reason, _, said = lines[0].split("] ", 1)[1].partition(": ")
+        assert reason == fields["reason"] and said.strip() and not said.startswith(("(", ":"))

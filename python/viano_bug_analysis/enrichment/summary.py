@@ -184,7 +184,7 @@ def _not_read_lines(facts: list[Mapping[str, Any]]) -> list[str]:
         )
         why = "; ".join(f"{r['code']}, see {r['fact_id']}" for r in refusals)
         item.text = f"{origin}: {named} not read" + (f" ({why})" if why else "")
-    return _ordered(items)
+    return _ordered(_merged(items))  # the same note twice is one line
 
 
 def _coverage_lines(facts: list[Mapping[str, Any]]) -> list[str]:
