@@ -58,6 +58,7 @@ a { color: #0969da; }
 td code, .leads td { overflow-wrap: anywhere; }
 .wide { overflow-x: auto; }
 .wide table { width: auto; min-width: 100%; font-size: .85rem; }
+.wide td.src, .wide td.src .hash { white-space: nowrap; word-break: normal; }
 """
 
 
@@ -315,7 +316,7 @@ def _fact_tables(report: Mapping[str, Any], package_href: str | None) -> list[st
             cells = "".join(f"<td>{_t(c)}</td>" for c in row["cells"])
             parts.append(
                 f"<tr{anchor}><td>{_t(fact_id)}</td>{cells}"
-                f"<td>{_read_from(row['source'], package_href)}</td></tr>"
+                f'<td class="src">{_read_from(row["source"], package_href)}</td></tr>'
             )
         parts.append("</table></div>")
     return parts
