@@ -1,4 +1,4 @@
-"""build_report: the case-report-v1 document, read-only, each citation checked again."""
+"""build_report: the case-report-v3 document, read-only, each citation checked again."""
 
 from __future__ import annotations
 

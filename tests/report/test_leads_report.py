@@ -1,5 +1,5 @@
 """The case report shows the ranked leads before the hypotheses and the facts: in the JSON
-document (``leads``, valid against case-report-v1), in HTML (each lead linking to the facts
+document (``leads``, valid against case-report-v3), in HTML (each lead linking to the facts
 it rests on) and in Markdown."""
 
 from __future__ import annotations
