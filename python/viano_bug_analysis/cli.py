@@ -507,7 +507,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_profile(build)
     build.add_argument("--json", action="store_true", help="print the facts as JSON")
     build.add_argument(
-        "--all-facts", action="store_true", help="summary: one line per fact, not grouped"
+        "--verbose",
+        "--all-facts",
+        dest="verbose",
+        action="store_true",
+        help="summary: every fact on its own line, not grouped (--all-facts: the older name)",
     )
     build.set_defaults(run=_cmd_case_build)
     verify = case_commands.add_parser(

@@ -1,5 +1,5 @@
 """``vba case build`` prints the Leads block before the facts: in the compact summary, with
-``--all-facts`` and in ``--json`` (where ``leads`` comes before ``facts``)."""
+``--verbose`` (``--all-facts``) and in ``--json`` (where ``leads`` comes before ``facts``)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def _build(
 def test_the_leads_come_first_then_the_facts(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for options in ((), ("--all-facts",)):
+    for options in ((), ("--verbose",), ("--all-facts",)):
         lines = _build(monkeypatch, capsys, ranked_facts(max_leads=3), *options).splitlines()
         start = lines.index("leads: 3 leads, most telling first, 2 more left out by max_leads")
         assert lines[start + 1].startswith("  [P7] 1. changed since the report at commit ")

@@ -534,7 +534,7 @@ def run_journey(tmp_path: Path, journey: Journey) -> dict[str, Any]:
         made = vba("report", str(package), "--format", fmt, "-o", str(reports / name))
         assert made.returncode == 0, made.stderr
     report = orjson.loads((reports / "report.json").read_bytes())
-    assert schema_validator("case-report-v1").is_valid(report)
+    assert schema_validator("case-report-v3").is_valid(report)
     check_report(report, outcomes, reports)
 
     # 5. The operator adds H3 in a new case revision; the next vba investigate

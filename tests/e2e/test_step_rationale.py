@@ -60,7 +60,7 @@ def test_the_rationale_is_stored_with_the_step_and_shown_escaped(tmp_path: Path)
     assert decision["response"]["next"]["rationale"] == RATIONALE
 
     report = build_report(root)
-    assert list(schema_validator("case-report-v1").iter_errors(report)) == []
+    assert list(schema_validator("case-report-v3").iter_errors(report)) == []
     step = first_step(report)
     assert step["query"]["operation"] == "source.find_text"
     assert step["rationale"] == RATIONALE

@@ -48,6 +48,11 @@ def test_every_kind_has_its_views(fact: dict) -> None:
     assert report["fact_id"] == fact["fact_id"] and report["label"] == kind.label
     assert report["provenance"] == fact.get("provenance")
     assert "fact_id" not in report["fields"] and "provenance" not in report["fields"]
+    # The report's table: a title and per row its cells as text (never a JSON dump).
+    assert report["table"] and report["rows"]
+    for row in report["rows"]:
+        assert row["cells"] and all(isinstance(c, str) and c for c in row["cells"].values())
+        assert not any(c.startswith(("{", "[{")) for c in row["cells"].values())
 
 
 def test_rows_are_a_table_not_json() -> None:

@@ -1,4 +1,4 @@
-"""build_report: the case-report-v1 document, read-only, each citation checked again."""
+"""build_report: the case-report-v3 document, read-only, each citation checked again."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_the_report_of_a_concluded_case(tmp_path: Path) -> None:
     before = tree(root)
     report = build_report(root)
     assert tree(root) == before  # read-only: not a byte, not a file added
-    assert schema_validator("case-report-v1").is_valid(report)
+    assert schema_validator("case-report-v3").is_valid(report)
     assert report["state"] == {"state": "concluded", "blocked": None, "notice": None}
     assert report["report"]["text"] == REPORT_TEXT
     assert report["verdict"] is not None and report["verdict"]["current"] is True

@@ -1,5 +1,5 @@
 """The case report shows the ranked leads before the hypotheses and the facts: in the JSON
-document (``leads``, valid against case-report-v1), in HTML (each lead linking to the facts
+document (``leads``, valid against case-report-v3), in HTML (each lead linking to the facts
 it rests on) and in Markdown."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def test_the_json_report_carries_the_leads_in_rank_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     report = build_report(package_with_facts(tmp_path, monkeypatch, ranked_facts(max_leads=3)))
-    assert schema_validator("case-report-v1").is_valid(report)
+    assert schema_validator("case-report-v3").is_valid(report)
     assert [(lead["rank"], lead["lead"], lead["fact_id"]) for lead in report["leads"]] == [
         (1, "changed_since_report", "P7"),
         (2, "engine_check", "P8"),
@@ -30,10 +30,10 @@ def test_the_json_report_carries_the_leads_in_rank_order(
     assert report["leads"][0]["entity"] is None
     assert report["leads_left_out"] == 2
     # The facts stay complete: every lead and every fact it rests on is listed there too.
-    listed = {fact["fact_id"] for fact in report["facts"]}
+    listed = {row["fact_id"] for table in report["fact_tables"] for row in table["rows"]}
     assert {f for lead in report["leads"] for f in [lead["fact_id"], *lead["rests_on"]]} <= listed
     keys = list(report)
-    assert keys.index("leads") < keys.index("facts")
+    assert keys.index("leads") < keys.index("fact_tables")
 
 
 def test_html_and_markdown_show_leads_before_hypotheses_and_facts(
@@ -42,7 +42,7 @@ def test_html_and_markdown_show_leads_before_hypotheses_and_facts(
     report = build_report(package_with_facts(tmp_path, monkeypatch, ranked_facts(max_leads=3)))
     page = render_html(report)
     assert page.index('<h2 id="leads">Leads</h2>') < page.index("<h2>Hypotheses</h2>")
-    assert page.index("<h2>Hypotheses</h2>") < page.index("<h2>Facts</h2>")
+    assert page.index("<h2>Hypotheses</h2>") < page.index('<h2 id="facts">Facts</h2>')
     assert '<tr id="lead-1"><td>1</td><td>changed_since_report</td>' in page
     assert "(2 more left out by max_leads)" in page
     # Each fact a lead rests on is a link to its row among the facts.

@@ -35,7 +35,7 @@ def test_every_format_leaves_the_package_as_it_was(package: Path, tmp_path: Path
     before = tree(package)
     json_run = vba("report", str(package), "--format", "json")
     assert json_run.returncode == 0, json_run.stderr
-    assert schema_validator("case-report-v1").is_valid(orjson.loads(json_run.stdout))
+    assert schema_validator("case-report-v3").is_valid(orjson.loads(json_run.stdout))
     md = vba("report", str(package), "--format", "md")
     assert md.returncode == 0 and md.stdout.startswith(b"# Case BUG-77")
     out = tmp_path / "report.html"

@@ -23,7 +23,7 @@ def test_the_report_says_why_research_is_unavailable_and_what_to_fix(tmp_path: P
     error = ResearchUnavailable("database", "connection_refused", SERVER_TEXT, {"errno": 2003})
     root = blocked_by(tmp_path, error)
     report = build_report(root)
-    assert schema_validator("case-report-v1").is_valid(report)
+    assert schema_validator("case-report-v3").is_valid(report)
     blocked = report["state"]["blocked"]
     assert blocked["code"] == "RESEARCH_UNAVAILABLE"
     research = blocked["research"]
@@ -64,7 +64,7 @@ def test_a_block_stored_without_a_known_cause_gets_the_generic_fix(
     store.advance("investigation")
     store.advance("blocked", code="RESEARCH_UNAVAILABLE", resume_state="investigation", **payload)
     report = build_report(root)
-    assert schema_validator("case-report-v1").is_valid(report)
+    assert schema_validator("case-report-v3").is_valid(report)
     assert report["state"]["blocked"]["research"] == {
         "fix": "a research provider was unavailable: check the research configuration"
     }

@@ -82,11 +82,12 @@ def test_a_research_case_report_shows_facts_and_row_citations(
             ).run()
     assert outcome.state == "concluded"
     report = build_report(package)
-    assert schema_validator("case-report-v1").is_valid(report)
-    facts = report["facts"]
-    assert facts and all(f["label"] for f in facts)
-    cited_rows = [f for f in facts if f["provenance"] and "capture_sha256" in f["provenance"]]
+    assert schema_validator("case-report-v3").is_valid(report)
+    rows = [row for table in report["fact_tables"] for row in table["rows"]]
+    assert rows and all(table["title"] for table in report["fact_tables"])
+    cited_rows = [row for row in rows if row["source"] and row["source"]["sha256"]]
     assert cited_rows, "enrichment facts keep the capture they were read from"
+    assert all(row["source"]["capture_path"].endswith(".json") for row in cited_rows)
     (citation,) = report["hypotheses"][0]["citations"]
     assert citation["verification"] == "verified"
     assert citation["evidence"]["kind"] == "project_query"
@@ -96,5 +97,6 @@ def test_a_research_case_report_shows_facts_and_row_citations(
     shown = page.text_by_id[citation["anchor"]]
     assert citation["value_sha256"] in shown and citation["evidence"]["capture_sha256"] in shown
     fact = cited_rows[0]
-    assert fact["provenance"]["capture_sha256"] in page.text_by_id[f"fact-{fact['fact_id']}"]
+    assert fact["source"]["sha256"] in page.text_by_id[f"fact-{fact['fact_id']}"]
+    assert fact["source"]["pointer"] in page.text_by_id[f"fact-{fact['fact_id']}"]
     assert citation["value_sha256"] in render_markdown(report)

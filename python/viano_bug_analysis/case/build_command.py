@@ -16,12 +16,18 @@ import orjson
 from viano_bug_analysis.case.builder import CaseBuilder
 from viano_bug_analysis.case.inputs import check_spec, read_spec
 from viano_bug_analysis.case.report_revision import RevisionPin, pin_to_report_revision
-from viano_bug_analysis.enrichment import research_origin, summarize
+from viano_bug_analysis.enrichment import research_origin
 from viano_bug_analysis.enrichment.leads import leads_left_out, leads_of
 from viano_bug_analysis.enrichment.origin import query_database
 from viano_bug_analysis.enrichment.profile import EnrichmentProfile
 from viano_bug_analysis.enrichment.profile_check import check_profile, lines, warnings
-from viano_bug_analysis.enrichment.summary import counts, lead_summary, summarize_all
+from viano_bug_analysis.enrichment.summary import (
+    Section,
+    counts,
+    lead_summary,
+    summarize_all,
+    summary_sections,
+)
 from viano_bug_analysis.errors import EnrichmentError, VbaError
 from viano_bug_analysis.exit_codes import ExitCode, report
 from viano_bug_analysis.profiles import load_profile
@@ -140,16 +146,24 @@ def run_build(args: argparse.Namespace) -> int:
         print(head)
         for lead_line in lead_lines:
             print("  " + lead_line)
-        print("facts:")
-    if getattr(args, "all_facts", False):
-        fact_lines = summarize_all(built.facts)
-    else:
-        # How the no-reference line words the values: the profile's ignore_values.
-        ignored = {r.name: r.ignore_values for r in profile.references} if profile else {}
-        fact_lines = summarize(built.facts, ignored)
-    for fact_line in fact_lines:
-        print("  " + fact_line)
+    for section in _sections(args, built.facts, profile):
+        print(section.head)
+        for line in section.lines:
+            print("  " + line)
     return ExitCode.OK if unreadable is None else ExitCode.PROFILE_GAPS
+
+
+def _sections(
+    args: argparse.Namespace, facts: list[dict[str, Any]], profile: EnrichmentProfile | None
+) -> list[Section]:
+    """The blocks after the leads: ``--verbose`` one line per fact, otherwise the
+    revision, what was not read, what was not followed, then the findings (grouped)."""
+    if getattr(args, "verbose", False):
+        listing = summarize_all(facts)
+        return [Section("facts:", listing)] if listing else []
+    # How the no-reference line words the values: the profile's ignore_values.
+    ignored = {r.name: r.ignore_values for r in profile.references} if profile else {}
+    return summary_sections(facts, ignored)
 
 
 def _database_unreadable(facts: list[dict[str, Any]]) -> str | None:

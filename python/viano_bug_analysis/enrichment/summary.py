@@ -5,13 +5,20 @@ with the labels of every fact it stands for, so any ``P`` label can be
 looked up in it. A relationship is folded into the line of the rows (or
 source lines) it reached; the empty lookups of one entity share one line;
 "no reference" values are one line per table. ``summarize_all`` is one
-line per fact (``vba case build --all-facts``). Both are pure functions of
+line per fact (``vba case build --verbose``). Both are pure functions of
 the facts.
 
 Leads come before all of it: ``lead_summary`` is the "Leads" block (a head
 line, then one line per lead in rank order, and the ``leads_limit`` fact
 when some were left out). Those facts are in the block only, so the block
 and either listing together still show every fact label exactly once.
+
+``summary_sections`` orders the compact summary by what an operator acts on:
+the report's revision, then what could not be read (refused queries, the
+lookups they stopped, collapsed to one line per entity; an unreadable
+history), then what the enrichment did not follow (one line per coverage
+reason, with counts), then the findings. Lines that would repeat (the same
+entity's rows reached twice, the same text) are one line.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from viano_bug_analysis.enrichment.leads import (
     leads_left_out,
     leads_of,
 )
-from viano_bug_analysis.facts.registry import fact_kind
+from viano_bug_analysis.facts.registry import coverage_group, fact_kind, reverse_lookup
 from viano_bug_analysis.facts.text import count as _n
 from viano_bug_analysis.facts.text import entity as _entity
 from viano_bug_analysis.facts.text import filters as _filters
@@ -83,19 +90,120 @@ def _in_lead_block(fact: Mapping[str, Any]) -> bool:
     return fact["kind"] == LEAD_KIND or is_limit_fact(fact) or is_fix_fact(fact)
 
 
+# Coverage that says a source could not be read, not that a bound stopped the walk.
+_NOT_READ = frozenset(
+    {"query_refused", "database_unreadable", "changes_incomplete", "fix_changes_incomplete"}
+)
+# Worded with the findings ("no reference: ..."): the value means no reference, nothing is missed.
+_WITH_FINDINGS = frozenset({"value_not_followed"})
+
+
+@dataclass(frozen=True)
+class Section:
+    """A block of the summary: its head line and its ``[labels] text`` lines."""
+
+    head: str
+    lines: list[str]
+
+
+def summary_sections(
+    facts: Iterable[Mapping[str, Any]],
+    ignore_values: Mapping[str, Sequence[Any]] | None = None,
+) -> list[Section]:
+    """The compact summary in blocks, the most telling first (the module's docstring);
+    empty blocks left out. ``ignore_values`` (relation -> values) words the no-reference
+    line. Leads are left to ``lead_summary``; every other fact label stands in exactly
+    one line."""
+    shown = [f for f in facts if not _in_lead_block(f)]
+    revision = [f for f in shown if f["kind"] == "report_revision"]
+    unread = [f for f in shown if _not_read(f)]
+    coverage = [
+        f
+        for f in shown
+        if f["kind"] == "project_context_coverage" and f["reason"] not in _NOT_READ | _WITH_FINDINGS
+    ]
+    apart = {f["fact_id"] for f in (*revision, *unread, *coverage)}
+    rest = [f for f in shown if f["fact_id"] not in apart]
+    sections = [
+        Section("report revision:", [f"[{f['fact_id']}] {_line(f, {})}" for f in revision]),
+        Section("not read:", _not_read_lines(unread)),
+        Section("coverage:", _coverage_lines(coverage)),
+        Section("facts:", _Compact(rest, ignore_values or {}).lines()),
+    ]
+    return [section for section in sections if section.lines]
+
+
 def summarize(
     facts: Iterable[Mapping[str, Any]],
     ignore_values: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[str]:
-    """The compact summary; ``ignore_values`` (relation -> values) words the no-reference line.
-
-    Leads are left to ``lead_summary``.
-    """
-    shown = [f for f in facts if not _in_lead_block(f)]
-    return _Compact(shown, ignore_values or {}).lines()
+    """The lines of ``summary_sections``, in their order, without the head lines."""
+    return [line for section in summary_sections(facts, ignore_values) for line in section.lines]
 
 
-@dataclass
+def _not_read(fact: Mapping[str, Any]) -> bool:
+    if fact["kind"] == "project_context_coverage":
+        return fact["reason"] in _NOT_READ
+    # A lookup the reference map asked whose query was refused: it reached no fact.
+    return (
+        fact["kind"] == "project_relationship"
+        and "query_sha256" in fact["to"]
+        and "fact" not in fact["to"]
+    )
+
+
+def _not_read_lines(facts: list[Mapping[str, Any]]) -> list[str]:
+    """The refusals and unreadable sources one line each; the lookups a refusal stopped
+    one line per origin (an entity, a row), naming each table once with how many."""
+    refusal_of = {
+        sha: f
+        for f in facts
+        if f["kind"] != "project_relationship"
+        for sha in f.get("query_sha256s", [])
+    }
+    items: list[_Item] = []
+    stopped: dict[str, tuple[_Item, dict[str, int], list[Mapping[str, Any]]]] = {}
+    for fact in facts:
+        if fact["kind"] != "project_relationship":
+            items.append(_Item({fact["fact_id"]}, coverage_group(str(fact["reason"]), [fact])))
+            continue
+        origin = _origin(fact["from"])
+        if origin not in stopped:
+            stopped[origin] = (_Item(set(), ""), {}, [])
+            items.append(stopped[origin][0])
+        item, tables, refusals = stopped[origin]
+        item.labels.add(fact["fact_id"])
+        where = fact["to"].get("table") or f"symbol {fact['to'].get('symbol')}"
+        tables[where] = tables.get(where, 0) + 1
+        refusal = refusal_of.get(str(fact["to"].get("query_sha256")))
+        if refusal is not None and refusal not in refusals:
+            refusals.append(refusal)
+    for origin, (item, tables, refusals) in stopped.items():
+        named = ", ".join(
+            table + (f" ({_n(n, 'lookup')})" if n > 1 else "") for table, n in tables.items()
+        )
+        why = "; ".join(f"{r['code']}, see {r['fact_id']}" for r in refusals)
+        item.text = f"{origin}: {named} not read" + (f" ({why})" if why else "")
+    return _ordered(_merged(items))  # the same note twice is one line
+
+
+def _coverage_lines(facts: list[Mapping[str, Any]]) -> list[str]:
+    """One line per coverage reason: how many, and what they concern."""
+    by_reason: dict[str, list[Mapping[str, Any]]] = {}
+    for fact in facts:
+        by_reason.setdefault(str(fact["reason"]), []).append(fact)
+    return _ordered(
+        _Item({f["fact_id"] for f in group}, coverage_group(reason, group))
+        for reason, group in by_reason.items()
+    )
+
+
+def _ordered(items: Iterable[_Item]) -> list[str]:
+    ordered = sorted(items, key=lambda item: min(map(_number, item.labels)))
+    return [f"[{_labels(item.labels)}] {item.text}" for item in ordered]
+
+
+@dataclass(eq=False)  # one line, held by identity (the same item may be met twice)
 class _Item:
     labels: set[str]
     text: str
@@ -116,13 +224,13 @@ class _Compact:
         self.facts = facts
         self.by_id: dict[str, Mapping[str, Any]] = {f["fact_id"]: f for f in facts}
         self.ignore = ignore
-        # Which relationships reached which fact; which reached a refused query.
+        # Which relationships reached which fact.
         self.reached_by: dict[str, list[Mapping[str, Any]]] = {}
-        self.refusal_of: dict[str, Mapping[str, Any]] = {}
         # Entity facts and texts belong to the rows fact of their capture.
         self.entities_of: dict[str, list[Mapping[str, Any]]] = {}
         self.entity_of_rows: dict[str, str] = {}
         self.shown_entities: set[str] = set()
+        self.entity_lines: dict[str, tuple[_Item, list[str]]] = {}
         relations: dict[tuple[str, str], set[str]] = {}
         rows_of_capture: dict[str, str] = {}
         for fact in facts:
@@ -143,9 +251,6 @@ class _Compact:
                     self.entities_of.setdefault(rows_id, []).append(fact)
                     self.shown_entities.add(fact["fact_id"])
                     self.entity_of_rows.setdefault(rows_id, _entity(fact))
-            elif fact.get("reason") == "query_refused":
-                for sha in fact.get("query_sha256s", []):
-                    self.refusal_of[sha] = fact
         # A table reached from one origin by more than one relation is named with them.
         self.ambiguous = {key for key, names in relations.items() if len(names) > 1}
 
@@ -179,10 +284,7 @@ class _Compact:
                     reached = f"{fact['to']['entity_type']} {fact['to']['value']}"
                     reached_entity.setdefault(reached, []).append(fact)
                 elif fact_id not in consumed:
-                    if "fact" in fact["to"]:
-                        items.append(_Item({fact_id}, _line(fact, self.by_id) or ""))
-                    else:
-                        items.append(self._refused_link(fact))
+                    items.append(_Item({fact_id}, _line(fact, self.by_id) or ""))
             elif kind == "project_entity":
                 if fact_id not in self.shown_entities:
                     items.append(_Item({fact_id}, _line(fact, self.by_id) or ""))
@@ -214,10 +316,7 @@ class _Compact:
                     group.reached.append(origin)
         for group in groups.values():
             items.append(_Item(group.labels, _group_text(group)))
-        # The reported revision frames every other line: it comes first.
-        revision = {f["fact_id"] for f in self.facts if f["kind"] == "report_revision"}
-        items.sort(key=lambda item: (not item.labels & revision, min(map(_number, item.labels))))
-        return [f"[{_labels(item.labels)}] {item.text}" for item in items]
+        return _ordered(_merged(items))
 
     # -- lines ------------------------------------------------------------------------
 
@@ -234,11 +333,16 @@ class _Compact:
         if entities:
             names = ", ".join(_named(e) for e in entities)
             reached = _unique(_origin(r["from"]) for r in rels if "table" in r["from"])
-            text = f"{names} ({table}: {found})"
-            return _Item(labels, text + (f", reached from {'; '.join(reached)}" if reached else ""))
+            # The same entity's rows read twice (reached again from another row): one line.
+            key = f"{names} ({table}: {found})"
+            first = self.entity_lines.setdefault(key, (_Item(set(), key), []))
+            first[0].labels.update(labels)
+            first[1].extend(origin for origin in reached if origin not in first[1])
+            if first[1]:
+                first[0].text = f"{key}, reached from {'; '.join(first[1])}"
+            return first[0]
         if rels:
-            origins = "; ".join(_unique(_origin(r["from"]) for r in rels))
-            return _Item(labels, f"{origins} -> {table}{self._qualifier(rels, table)}: {found}")
+            return _Item(labels, f"{self._lookups(rels, table)}: {found}")
         return _Item(labels, f"{table} where {_filters(fact['filters'])}: {found}")
 
     def _empty(
@@ -258,8 +362,11 @@ class _Compact:
             symbol = "table" not in fact
             origins = "; ".join(_unique(_origin(r["from"], target=not symbol) for r in rels))
             if not symbol:
-                origin = origins or f"{fact['table']} where {_filters(fact['filters'])}"
-                text = f"{origin} -> {where}{self._qualifier(rels, where)}: none in this table"
+                text = (
+                    f"{self._lookups(rels, where)}: none in this table"
+                    if rels
+                    else f"{fact['table']} where {_filters(fact['filters'])}: none in this table"
+                )
             else:
                 text = f"{where}{f' ({origins})' if origins else ''}: no source line names it"
             items.append(_Item(labels, text))
@@ -291,14 +398,6 @@ class _Compact:
             f"first {first['path']}:{first['line']}",
         )
 
-    def _refused_link(self, fact: Mapping[str, Any]) -> _Item:
-        to = fact["to"]
-        where = to.get("table") or f"symbol {to.get('symbol')}"
-        refusal = self.refusal_of.get(str(to.get("query_sha256")))
-        why = f" ({refusal['code']}, see {refusal['fact_id']})" if refusal else ""
-        target = f"{to['entity_type']} {to['value']}: " if "entity_type" in to else ""
-        return _Item({fact["fact_id"]}, f"{_origin(fact['from'])} -> {target}{where} not read{why}")
-
     def _fill_not_followed(self, item: _Item, table: str, facts: list[Mapping[str, Any]]) -> None:
         """One line per table: the columns whose value meant "no reference", in how many rows."""
         item.labels.update(f["fact_id"] for f in facts)
@@ -319,11 +418,28 @@ class _Compact:
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _qualifier(self, rels: Sequence[Mapping[str, Any]], where: str) -> str:
+    def _lookups(self, rels: Sequence[Mapping[str, Any]], where: str) -> str:
+        """How the rows were reached: ``quest_template.RequiredNpcOrGo1 = 36440 (names
+        creature 36440)`` for a reverse lookup, ``<origin> -> <table>`` for a forward one."""
+        forward = [r for r in rels if reverse_lookup(r) is None]
+        reverse = [r for r in rels if reverse_lookup(r) is not None]
+        parts = [
+            f"{lookup} (names {_origin(r['from'])}{self._qualifier([r], where, '; ')})"
+            for lookup, r in {reverse_lookup(r): r for r in reverse}.items()
+        ]
+        if forward:
+            origins = "; ".join(_unique(_origin(r["from"]) for r in forward))
+            parts.append(f"{origins} -> {where}{self._qualifier(forward, where)}")
+        return "; ".join(parts)
+
+    def _qualifier(self, rels: Sequence[Mapping[str, Any]], where: str, lead: str = " (") -> str:
+        """The relations named where one origin reaches ``where`` by more than one."""
         names = _unique(
             r["relation"] for r in rels if (_origin_key(r["from"]), where) in self.ambiguous
         )
-        return f" ({', '.join(names)})" if names else ""
+        if not names:
+            return ""
+        return f"{lead}{', '.join(names)}" + (")" if lead == " (" else "")
 
     @staticmethod
     def _empty_entity(fact: Mapping[str, Any], rels: Sequence[Mapping[str, Any]]) -> str | None:
@@ -338,6 +454,17 @@ class _Compact:
             if "entity_type" in rel["to"]:
                 return f"{rel['to']['entity_type']} {rel['to']['value']}"
         return None
+
+
+def _merged(items: list[_Item]) -> list[_Item]:
+    """Lines of the same text are one line (the same entity's rows or text reached
+    twice), standing for the labels of all."""
+    by_text: dict[str, _Item] = {}
+    for item in dict.fromkeys(items):  # an entity's rows line is returned once per rows fact
+        first = by_text.setdefault(item.text, item)
+        if first is not item:
+            first.labels.update(item.labels)
+    return list(by_text.values())
 
 
 def _group_text(group: _EmptyGroup) -> str:
@@ -358,7 +485,7 @@ def _refused_target(fact: Mapping[str, Any]) -> str:
     return str(fact.get("table") or fact.get("source") or "?")
 
 
-# -- one line per fact (--all-facts) -------------------------------------------------------
+# -- one line per fact (--verbose) ---------------------------------------------------------
 
 
 def summarize_all(facts: Iterable[Mapping[str, Any]]) -> list[str]:

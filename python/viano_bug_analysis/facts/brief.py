@@ -26,7 +26,7 @@ from typing import Any
 
 from viano_bug_analysis.facts import client_text
 from viano_bug_analysis.facts import text as t
-from viano_bug_analysis.facts.registry import fact_kind, row_table
+from viano_bug_analysis.facts.registry import coverage_line, fact_kind, row_table
 
 Fact = Mapping[str, Any]
 Entity = tuple[str, str]  # (type, ID as text): IDs of any JSON type compare as written
@@ -482,7 +482,8 @@ def _coverage_line(reason: str, items: Sequence[Fact]) -> str:
             f"({t.count(rows, 'row')}) in {', '.join(tables)}"
         )
     if len(items) == 1:
-        return fact_kind("project_context_coverage").summary(items[0]).removeprefix("coverage: ")
+        # The prompt's wording, fixed with its bytes (the build summary's may change).
+        return coverage_line(items[0]).removeprefix("coverage: ")
     return f"{reason}: {t.count(len(items), 'note')}"
 
 

@@ -34,6 +34,10 @@ MAX_COMPACT_TEXT = 300
 Facts = Mapping[str, Mapping[str, Any]]
 Summary = Callable[[Mapping[str, Any], Facts], "str | None"]
 Compact = Callable[[Mapping[str, Any]], str]
+# The report's table rows of one fact: (cells by column, JSON Pointer of the row or None).
+ReportRows = Callable[[Mapping[str, Any]], "tuple[str, list[tuple[dict[str, str], str | None]]]"]
+# How many hex digits of a capture's SHA-256 the report shows (its file name holds all).
+SHORT_SHA = 12
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,9 @@ class FactKind:
     # Came after investigation_project_v1, whose prompts list the labels as they were:
     # left out of ``labels(stored=True)`` so those prompts keep their bytes.
     later: bool = False
+    # The report's table of this kind: its title and the cells of each row
+    # (None: one row, the fact's summary line, and its statement when report_statement).
+    _report_rows: ReportRows | None = None
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -67,10 +74,21 @@ class FactKind:
         body = self._compact(fact) if self._compact else self._summary(fact, {})
         return f"{fact['fact_id']} {body or self.name}"
 
-    def report(self, fact: Mapping[str, Any]) -> dict[str, Any]:
-        """The report's row: ID, kind, label, the statement, the fields, the provenance."""
+    def report(self, fact: Mapping[str, Any], facts: Facts | None = None) -> dict[str, Any]:
+        """The report's view: ID, kind, label, the statement, the fields, the provenance,
+        and the rows of the table it is shown in (``table``: its title; ``rows``: cells by
+        column and where each row is in the capture, ``source``: the capture's path, its
+        SHA-256 cut to ``SHORT_SHA`` and the JSON Pointer; or what else it was read from)."""
         provenance = fact.get("provenance")
         statement = fact.get("statement")
+        if self._report_rows is not None:
+            table, rows = self._report_rows(fact)
+        else:
+            cells = {"finding": self.summary(fact, facts)}
+            if self.report_statement and isinstance(statement, str):
+                cells["statement"] = statement
+            table, rows = self.label, [(cells, None)]
+        read_from = _read_from(fact)
         return {
             "fact_id": str(fact["fact_id"]),
             "kind": self.name,
@@ -83,7 +101,44 @@ class FactKind:
                 if k not in {"fact_id", "kind", "statement", "provenance"}
             },
             "provenance": dict(provenance) if isinstance(provenance, dict) else None,
+            "table": table,
+            "rows": [
+                {"cells": cells, "source": _source(read_from, pointer)} for cells, pointer in rows
+            ],
         }
+
+
+def _read_from(fact: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The provenance the report shows: the fact's own, or (a relationship) the capture
+    of the row it starts from."""
+    for candidate in (fact.get("provenance"), fact.get("from")):
+        if isinstance(candidate, Mapping) and (
+            "capture_sha256" in candidate or "origin" in candidate
+        ):
+            return candidate
+    return None
+
+
+def _source(read_from: Mapping[str, Any] | None, pointer: str | None) -> dict[str, Any] | None:
+    if read_from is None:
+        return None  # the case inputs (a mention): no capture
+    sha = read_from.get("capture_sha256")
+    origin = read_from.get("origin")
+    return {
+        "capture_path": read_from.get("capture_path"),
+        "sha256": sha[:SHORT_SHA] if isinstance(sha, str) else None,
+        "pointer": pointer or read_from.get("pointer"),
+        # Read from elsewhere than a capture (the history, for "already fixed?").
+        "origin": None if sha else _origin_text(origin),
+    }
+
+
+def _origin_text(origin: Any) -> str | None:
+    if not isinstance(origin, Mapping):
+        return None
+    commit = origin.get("commit")
+    where = f" {str(commit)[:SHORT_SHA]}" if isinstance(commit, str) else ""
+    return f"{origin.get('kind', 'source')}{where}"
 
 
 def fact_kind(name: Any) -> FactKind:
@@ -207,6 +262,31 @@ def _relationship(fact: Mapping[str, Any], by_id: Facts) -> str:
     return f"{fact['relation']}: {t.origin(source)} -> {where}{named}"
 
 
+def _relationship_summary(fact: Mapping[str, Any], by_id: Facts) -> str:
+    """The build summary's line: a reverse lookup is worded as the rows it asked for
+    (``quest_template.RequiredNpcOrGo1 = 36440``), a forward one as the prompt has it."""
+    if reverse_lookup(fact) is None:
+        return _relationship(fact, by_id)
+    named = ""
+    target_fact = by_id.get(fact["to"].get("fact", ""))
+    if target_fact is not None and target_fact["kind"] == "project_empty_result":
+        named = ": none in this table"
+    return f"{fact['relation']}: {reverse_lookup(fact)} (names {t.origin(fact['from'])}){named}"
+
+
+def reverse_lookup(fact: Mapping[str, Any]) -> str | None:
+    """``table.column = value`` for a relationship that looked up the rows naming an
+    entity (the reverse direction of a map entry); ``None`` for any other."""
+    source, target = fact["from"], fact["to"]
+    reverse = fact.get("direction", "forward" if "table" in source else "reverse") == "reverse"
+    if not reverse or "table" not in target or "column" not in target:
+        return None
+    value = target.get("value")
+    if isinstance(value, list):  # the ID and its negative form (an IN filter)
+        return f"{target['table']}.{target['column']} in ({', '.join(map(str, value))})"
+    return f"{target['table']}.{target['column']} = {value}"
+
+
 def _source_hits(fact: Mapping[str, Any], _: Facts) -> str:
     first = fact["matches"][0]
     return (
@@ -306,6 +386,103 @@ def _coverage_line(fact: Mapping[str, Any], _: Facts) -> str:
     return "coverage: " + coverage_target(fact)
 
 
+def coverage_line(fact: Mapping[str, Any]) -> str:
+    """The coverage line as prompts word it (facts/brief.py): fixed with their bytes."""
+    return _coverage_line(fact, {})
+
+
+# What a skipped file count means (project-research-v1, ``skipped.by_reason``).
+_SKIPPED = {
+    "missing": "missing from the clone",
+    "binary": "binary",
+    "not_utf8": "not UTF-8",
+    "too_large": "too large",
+    "path_invalid": "with an invalid path",
+}
+
+
+def _changes_detail(fact: Mapping[str, Any]) -> str:
+    gaps = ", ".join(str(gap) for gap in fact.get("incomplete_reasons") or ()) or "no reason given"
+    line = f"not every change was compared ({gaps})"
+    skipped = fact.get("files_skipped") or {}
+    if skipped:
+        line += "; files not compared: " + ", ".join(
+            f"{n} {_SKIPPED.get(reason, reason)}" for reason, n in skipped.items()
+        )
+    if "commits_examined" in fact and "range_commits" in fact:
+        line += f"; {fact['commits_examined']} of {fact['range_commits']} commits examined"
+    return line
+
+
+def _reverse_limit_detail(fact: Mapping[str, Any]) -> str:
+    return (
+        f"{t.entity(fact)}: {t.count(int(fact['count']), 'map entry', 'map entries')} holding "
+        f"its type not asked (reverse_per_entity): {', '.join(fact['not_asked'])}"
+    )
+
+
+def _refused_detail(fact: Mapping[str, Any]) -> str:
+    return (
+        f"{coverage_subject(fact)}: {t.count(int(fact.get('count', 1)), 'query', 'queries')} "
+        f"refused ({fact.get('code') or 'no code'})"
+    )
+
+
+# Reasons whose target is not a table, symbol or text: the line names what they count.
+_COVERAGE_DETAIL: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
+    "changes_incomplete": _changes_detail,
+    "fix_changes_incomplete": _changes_detail,
+    "reverse_references_limit": _reverse_limit_detail,
+    "query_refused": _refused_detail,
+}
+
+
+def _coverage_summary(fact: Mapping[str, Any], by_id: Facts) -> str:
+    detail = _COVERAGE_DETAIL.get(str(fact["reason"]))
+    if detail is None:
+        return _coverage_line(fact, by_id)
+    return f"coverage: {fact['reason']}: {detail(fact)}"
+
+
+def coverage_subject(fact: Mapping[str, Any]) -> str:
+    """What a coverage fact concerns: the table (or symbol, text, source, entity)."""
+    return coverage_target(fact).partition(": ")[2].split(" (")[0] or (
+        t.entity(fact) if "entity_type" in fact else str(fact["reason"])
+    )
+
+
+def coverage_group(reason: str, facts: list[Mapping[str, Any]]) -> str:
+    """One line for every coverage fact of one reason (the build summary's coverage
+    block): how many, then what they concern, never a blank reason."""
+    if len(facts) == 1:
+        return _coverage_summary(facts[0], {}).removeprefix("coverage: ")
+    if reason in _BOUNDS:
+        relations = t.unique(str(f.get("relation")) for f in facts if f.get("relation"))
+        return (
+            f"{reason}: {t.count(len(facts), 'reference')} not followed ({_BOUNDS[reason]}): "
+            + _listed(relations)
+        )
+    if reason == "query_refused":
+        queries = sum(int(f.get("count", 1)) for f in facts)
+        codes = t.unique(str(f.get("code")) for f in facts if f.get("code"))
+        return (
+            f"query_refused: {t.count(queries, 'query', 'queries')} refused "
+            f"({', '.join(codes) or 'no code'}): " + _listed(t.unique(map(coverage_subject, facts)))
+        )
+    detail = _COVERAGE_DETAIL.get(reason)
+    shown = [detail(f) for f in facts] if detail else t.unique(map(coverage_subject, facts))
+    return f"{reason}: {t.count(len(facts), 'note')}: " + _listed(shown, "; ")
+
+
+_BOUNDS = {"max_depth": "the depth bound", "max_relationships": "the relationship bound"}
+_LISTED = 8
+
+
+def _listed(items: list[str], separator: str = ", ") -> str:
+    more = len(items) - _LISTED
+    return separator.join(items[:_LISTED]) + (f" and {more} more" if more > 0 else "")
+
+
 def coverage_target(fact: Mapping[str, Any]) -> str:
     """Reason, code, the table (or symbol, or relation) it concerns, and how many."""
     line = str(fact["reason"])
@@ -369,6 +546,15 @@ def _rows_compact(fact: Mapping[str, Any]) -> str:
         + ("" if fact.get("complete_filtered_rows", True) else " (the first page)")
     )
     return "\n".join([head, *row_table(fact["rows"])])
+
+
+def _rows_report(fact: Mapping[str, Any]) -> tuple[str, list[tuple[dict[str, str], str | None]]]:
+    """One table per database table; a row per row found, at its pointer in the capture."""
+    pointer = (fact.get("provenance") or {}).get("pointer")
+    return f"rows of {fact['table']}", [
+        ({str(c): cell(v) for c, v in row.items()}, f"{pointer}/{i}" if pointer else None)
+        for i, row in enumerate(fact["rows"])
+    ]
 
 
 def _description_compact(fact: Mapping[str, Any]) -> str:
@@ -446,6 +632,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
             _rows,
             _rows_compact,
             deduplicated=True,
+            _report_rows=_rows_report,
         ),
         FactKind(
             "project_description",
@@ -456,7 +643,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
         FactKind(
             "project_relationship",
             "project data: a configured reference, not a runtime observation and not a cause",
-            _relationship,
+            _relationship_summary,
             _relationship_compact,
         ),
         FactKind(
@@ -482,7 +669,7 @@ FACT_KINDS: Mapping[str, FactKind] = {
         FactKind(
             "project_context_coverage",
             "coverage: what the enrichment did not read",
-            _coverage_line,
+            _coverage_summary,
             _coverage_compact,
             statement_is_finding=True,
             report_statement=True,
@@ -576,10 +763,15 @@ FACT_KINDS: Mapping[str, FactKind] = {
 __all__ = [
     "FACT_KINDS",
     "INDEX_SCHEMA",
+    "SHORT_SHA",
     "FactKind",
     "cell",
+    "coverage_group",
+    "coverage_line",
+    "coverage_subject",
     "coverage_target",
     "fact_kind",
     "labels",
+    "reverse_lookup",
     "row_table",
 ]

@@ -1,6 +1,6 @@
 """The case report: a read-only view of one case package for people and tools.
 
-``build_report(package_path)`` returns the report as data (``case-report-v1``);
+``build_report(package_path)`` returns the report as data (``case-report-v3``);
 ``render_html`` makes one self-contained page of it, ``render_markdown`` a
 text for a ticket. Nothing here writes to the package (docs/report.md).
 """

@@ -1,4 +1,7 @@
-"""The case report as data (``case-report-v1``): what the renderers show, and what tools read.
+"""The case report as data (``case-report-v3``): what the renderers show, and what tools read.
+
+Documents of versions 1 and 2 (facts as JSON excerpts; written by older
+versions) still render: the renderers read every version.
 
 ``build_report`` reads the package and writes nothing: the case, the
 enrichment facts, the step log, the evidence, the hypothesis outcomes, the
@@ -27,7 +30,6 @@ from viano_bug_analysis.durable import PackageLayout
 from viano_bug_analysis.enrichment.fixes.render import report_section
 from viano_bug_analysis.enrichment.leads import leads_left_out, leads_of, location_text
 from viano_bug_analysis.errors import EvidenceError
-from viano_bug_analysis.facts.registry import fact_kind
 from viano_bug_analysis.investigation.checkpoints import (
     BLOCKED,
     CONCLUDED,
@@ -59,11 +61,14 @@ from viano_bug_analysis.investigation.verdict import (
     hypothesis_entries,
     usage_of,
 )
+from viano_bug_analysis.report.fact_tables import fact_tables, report_entities
 from viano_bug_analysis.schemas import schema_validator
 
 REPORT_FORMAT = "viano-case-report"
 REPORT_SCHEMA = "case-report-v1"
-REPORT_SCHEMAS = {1: REPORT_SCHEMA, 2: "case-report-v2"}
+REPORT_SCHEMAS = {1: REPORT_SCHEMA, 2: "case-report-v2", 3: "case-report-v3"}
+# What ``build_report`` writes; the renderers read every version (older documents too).
+REPORT_VERSION = 3
 # An excerpt is enough to recognise a value; the stored evidence keeps it whole.
 EXCERPT_CHARS = 2000
 _LINE_REF = re.compile(r"L[1-9][0-9]{0,9}(?:-L[1-9][0-9]{0,9})?")
@@ -72,7 +77,7 @@ _LINE_REF = re.compile(r"L[1-9][0-9]{0,9}(?:-L[1-9][0-9]{0,9})?")
 def build_report(
     package_path: str | os.PathLike[str], prices: Prices | None = None
 ) -> dict[str, Any]:
-    """The report of the package at ``package_path`` (valid against ``case-report-v1``);
+    """The report of the package at ``package_path`` (valid against ``case-report-v3``);
     with ``prices`` its ``tokens`` carry the cost."""
     package = load_package(package_path)
     layout = PackageLayout(package.path)
@@ -127,7 +132,7 @@ def build_report(
             blocked["research"] = research
     report: dict[str, Any] = {
         "format": REPORT_FORMAT,
-        "format_version": 1,
+        "format_version": REPORT_VERSION,
         "package_id": package.package_id,
         "case_id": package.case_id,
         "analysis_revision": package.analysis_revision,
@@ -151,7 +156,8 @@ def build_report(
             for e in package.case["source_context"] + package.case["database_context"]
         ],
         **_leads(index),
-        "facts": _facts(index),
+        "entities": report_entities((index or {}).get("facts", [])),
+        "fact_tables": fact_tables((index or {}).get("facts", [])),
         "case": groups,
         "hypotheses": hypotheses,
         "verdict": None
@@ -166,12 +172,6 @@ def build_report(
         "usage": usage_of(layout),
         "tokens": token_use(layout, prices),
     }
-    cites_facts = any(
-        c["evidence_id"].startswith("P") for h in report["hypotheses"] for c in h["citations"]
-    )
-    if cites_facts:
-        # Version 2 only widens the cited IDs to the case build's facts (P-IDs).
-        report["format_version"] = 2
     if not schema_validator(REPORT_SCHEMAS[report["format_version"]]).is_valid(report):
         raise AssertionError("built report does not match its case-report schema")
     return report
@@ -241,25 +241,6 @@ def _leads(index: Mapping[str, Any] | None) -> dict[str, Any]:
         ],
         "leads_left_out": leads_left_out(facts),
     }
-
-
-def _facts(index: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    facts = []
-    for fact in (index or {}).get("facts", []):
-        view = fact_kind(fact["kind"]).report(fact)
-        text, truncated = excerpt(view["fields"], compact=True)
-        facts.append(
-            {
-                "fact_id": view["fact_id"],
-                "kind": view["kind"],
-                "label": view["label"],
-                "statement": view["statement"],
-                "excerpt": text,
-                "truncated": truncated,
-                "provenance": view["provenance"],
-            }
-        )
-    return facts
 
 
 def _steps(log: StepLog, hid: str, evidence: _Evidence) -> list[dict[str, Any]]:
@@ -463,4 +444,4 @@ def excerpt(value: Any, *, compact: bool = False) -> tuple[str, bool]:
     return text[:EXCERPT_CHARS], True
 
 
-__all__ = ["EXCERPT_CHARS", "REPORT_FORMAT", "build_report", "excerpt"]
+__all__ = ["EXCERPT_CHARS", "REPORT_FORMAT", "REPORT_VERSION", "build_report", "excerpt"]

@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 from viano_bug_analysis.facts.registry import fact_kind
 from viano_bug_analysis.jsonio import canonical_bytes
+from viano_bug_analysis.report.versions import enriched, not_investigated
 
 _STYLE = """
 :root { color-scheme: light; }
@@ -54,6 +55,10 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .1rem .8rem; ma
 dt { font-weight: 600; color: #57606a; }
 dd { margin: 0; }
 a { color: #0969da; }
+td code, .leads td { overflow-wrap: anywhere; }
+.wide { overflow-x: auto; }
+.wide table { width: auto; min-width: 100%; font-size: .85rem; }
+.wide td.src, .wide td.src .hash { white-space: nowrap; word-break: normal; }
 """
 
 
@@ -72,9 +77,10 @@ def _file(path: Any, package_href: str | None) -> Any:
 
 
 def render_html(report: Mapping[str, Any], package_href: str | None = None) -> str:
-    """The page for a ``case-report-v1`` document. ``package_href`` is the package
-    root relative to where the page is written (``vba report -o``): each stored
-    answer and capture is then a relative link, which works offline from disk."""
+    """The page for a ``case-report`` document of any version (1 and 2: facts as
+    JSON). ``package_href`` is the package root relative to where the page is written
+    (``vba report -o``): each stored answer and capture is then a relative link, which
+    works offline from disk."""
     parts: list[str] = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -96,17 +102,21 @@ def render_html(report: Mapping[str, Any], package_href: str | None = None) -> s
         research = (report["state"]["blocked"] or {}).get("research")
         if research:
             parts.append(f'<p class="notice blocked" id="research-fix">{_t(research["fix"])}</p>')
+    # What was concluded, then where to look, then what the report is about.
     parts += _verdict_table(report)
-    parts += ["<h2>The report</h2>", f"<pre>{_t(report['report']['text'])}</pre>"]
-    # Where to look first, before what was concluded and the facts the leads rest on.
     parts += _leads(report)
     parts += _already_fixed(report)
+    parts += _entities(report)
+    parts += ["<h2>The report</h2>", f"<pre>{_t(report['report']['text'])}</pre>"]
     parts.append("<h2>Hypotheses</h2>")
     for hypothesis in report["hypotheses"]:
         parts += _hypothesis(hypothesis, package_href)
     # What the case was built from, after what was concluded from it.
     parts += _sources(report)
-    parts += _facts(report, package_href)
+    if "fact_tables" in report:
+        parts += _fact_tables(report, package_href)
+    else:  # a document of version 1 or 2: one JSON excerpt per fact
+        parts += _facts(report, package_href)
     parts += _usage(report["usage"])
     parts += _tokens(report["tokens"])
     parts.append("</body></html>")
@@ -141,8 +151,10 @@ def _confidence(value: Any) -> str:
 
 
 def _verdict_table(report: Mapping[str, Any]) -> list[str]:
+    if not_investigated(report):
+        return ['<h2 id="verdict">Verdict</h2>', "<p>Not investigated yet.</p>"]
     rows = [
-        "<h2>Verdict</h2>",
+        '<h2 id="verdict">Verdict</h2>',
         "<table><tr><th>Hypothesis</th><th>Statement</th><th>Result</th>"
         "<th>Confidence</th><th>Summary</th></tr>",
     ]
@@ -197,7 +209,7 @@ def _sources(report: Mapping[str, Any]) -> list[str]:
 def _leads(report: Mapping[str, Any]) -> list[str]:
     parts = ['<h2 id="leads">Leads</h2>']
     leads = report.get("leads") or []
-    if not report["facts"]:
+    if not enriched(report):
         parts.append("<p>No leads (the case was built without project research).</p>")
         return parts
     if not leads:
@@ -207,7 +219,8 @@ def _leads(report: Mapping[str, Any]) -> list[str]:
     more = f" ({_t(left_out)} more left out by max_leads)" if left_out else ""
     parts.append(
         f"<p>Where to look first, most telling first{more}.</p>"
-        "<table><tr><th>Rank</th><th>Lead</th><th>Where</th><th>Why</th><th>Rests on</th></tr>"
+        '<table class="leads"><tr><th>Rank</th><th>Lead</th><th>Where</th><th>Why</th>'
+        "<th>Rests on</th></tr>"
     )
     for lead in leads:
         rests = ", ".join(f'<a href="#fact-{_t(f)}">{_t(f)}</a>' for f in lead["rests_on"])
@@ -252,6 +265,75 @@ def _already_fixed(report: Mapping[str, Any]) -> list[str]:
 
 def _web(link: Any) -> bool:
     return isinstance(link, str) and link.startswith(("https://", "http://"))
+
+
+def _entities(report: Mapping[str, Any]) -> list[str]:
+    """The entities the report names: one row each, with what exists of them."""
+    entities = report.get("entities") or []
+    if not entities:
+        return []
+    parts = [
+        '<h2 id="entities">Entities the report names</h2>',
+        "<table><tr><th>Type</th><th>ID</th><th>Name</th><th>What exists</th></tr>",
+    ]
+    for e in entities:
+        name = _t(e["name"]) if e["name"] is not None else "<em>no name found</em>"
+        exists = "; ".join(_t(x) for x in e["exists"]) or "nothing found"
+        parts.append(
+            f"<tr><td>{_t(e['entity_type'])}</td><td>{_t(e['entity_id'])}</td>"
+            f"<td>{name}</td><td>{exists}</td></tr>"
+        )
+    parts.append("</table>")
+    return parts
+
+
+def _fact_tables(report: Mapping[str, Any], package_href: str | None) -> list[str]:
+    """The facts as tables (one per kind, rows one per database table), each row with
+    where it was read: the capture (a link), its SHA-256's first digits, the pointer."""
+    parts = ['<h2 id="facts">Facts</h2>']
+    tables = report["fact_tables"]
+    if not tables:
+        parts.append("<p>No enrichment facts (the case was built without project research).</p>")
+        return parts
+    count = len({row["fact_id"] for table in tables for row in table["rows"]})
+    parts.append(
+        f"<p>{count} facts from the enrichment of the case, grouped by kind; each row says "
+        "where it was read (the capture, its SHA-256, the JSON Pointer inside it).</p>"
+    )
+    for table in tables:
+        head = "".join(f"<th>{_t(c)}</th>" for c in table["columns"])
+        parts.append(
+            f"<h3>{_t(table['title'])} ({len(table['rows'])})</h3>"
+            # A table of many columns scrolls in its box, not the whole page.
+            f'<div class="wide"><table><tr><th>Fact</th>{head}<th>Read from</th></tr>'
+        )
+        shown: set[str] = set()
+        for row in table["rows"]:
+            fact_id = row["fact_id"]
+            # The first row of a fact is its anchor (a lead's "rests on" links to it).
+            anchor = f' id="fact-{_t(fact_id)}"' if fact_id not in shown else ""
+            shown.add(fact_id)
+            cells = "".join(f"<td>{_t(c)}</td>" for c in row["cells"])
+            parts.append(
+                f"<tr{anchor}><td>{_t(fact_id)}</td>{cells}"
+                f'<td class="src">{_read_from(row["source"], package_href)}</td></tr>'
+            )
+        parts.append("</table></div>")
+    return parts
+
+
+def _read_from(source: Mapping[str, Any] | None, package_href: str | None) -> str:
+    if source is None:
+        return "the case inputs"
+    if source["sha256"] is None:
+        return _t(source["origin"] or "")
+    sha = _t(source["sha256"])
+    path = source["capture_path"]
+    if package_href is not None and isinstance(path, str):
+        link = _file(path, package_href)
+        sha = f'<a href="{_t(quote(link.href))}">{sha}</a>'
+    pointer = f" <code>{_t(source['pointer'])}</code>" if source["pointer"] else ""
+    return f'<span class="hash">{sha}</span>{pointer}'
 
 
 # Kinds whose statement is the finding itself; the others' statements repeat their label.

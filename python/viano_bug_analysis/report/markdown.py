@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from viano_bug_analysis.jsonio import canonical_bytes
+from viano_bug_analysis.report.versions import enriched, not_investigated
 
 # What can open emphasis, code, a link, a table cell, a heading or a quote inline
 # (text is never at the start of a line, so list markers need no escape).
@@ -26,7 +27,7 @@ _LINE_BREAK = re.compile(r"\r\n|[\r\n]")
 
 
 def render_markdown(report: Mapping[str, Any], package_href: str | None = None) -> str:
-    """The Markdown text for a ``case-report-v1`` document; with ``package_href``
+    """The Markdown text for a ``case-report`` document of any version; with ``package_href``
     (the package root relative to where the text is written) each stored
     answer and capture is a relative link."""
     out: list[str] = [
@@ -42,15 +43,12 @@ def render_markdown(report: Mapping[str, Any], package_href: str | None = None) 
         research = (report["state"]["blocked"] or {}).get("research")
         if research:
             out += [f"> {_i(research['fix'])}", ""]
-    out += ["## Verdict", "", "| Hypothesis | Result | Confidence | Summary |", "|---|---|---|---|"]
-    for h in report["hypotheses"]:
-        out.append(
-            f"| {h['id']} {_i(h['statement'])} | {h['status']} | {_confidence(h['confidence'])} "
-            f"| {_i(h['summary'] or '')} |"
-        )
-    out += ["", "## The report", "", *_block(report["report"]["text"]), ""]
+    # What was concluded, then where to look, then what the report is about.
+    out += _verdict(report)
     out += _leads(report)
     out += _already_fixed(report)
+    out += _entities(report)
+    out += ["## The report", "", *_block(report["report"]["text"]), ""]
     out += ["## Hypotheses", ""]
     for h in report["hypotheses"]:
         out += _hypothesis(h, package_href)
@@ -122,10 +120,73 @@ def _tokens(tokens: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _verdict(report: Mapping[str, Any]) -> list[str]:
+    if not_investigated(report):
+        return ["## Verdict", "", "Not investigated yet.", ""]
+    out = ["## Verdict", "", "| Hypothesis | Result | Confidence | Summary |", "|---|---|---|---|"]
+    for h in report["hypotheses"]:
+        out.append(
+            f"| {h['id']} {_i(h['statement'])} | {h['status']} | {_confidence(h['confidence'])} "
+            f"| {_i(h['summary'] or '')} |"
+        )
+    return [*out, ""]
+
+
+def _entities(report: Mapping[str, Any]) -> list[str]:
+    """The entities the report names: one row each, with what exists of them."""
+    entities = report.get("entities") or []
+    if not entities:
+        return []
+    out = [
+        "## Entities the report names",
+        "",
+        "| Type | ID | Name | What exists |",
+        "|---|---|---|---|",
+    ]
+    for e in entities:
+        name = _i(e["name"]) if e["name"] is not None else "*no name found*"
+        exists = "; ".join(_i(x) for x in e["exists"]) or "nothing found"
+        out.append(f"| {_i(e['entity_type'])} | {_i(e['entity_id'])} | {name} | {exists} |")
+    return [*out, ""]
+
+
+def _fact_tables(report: Mapping[str, Any], package_href: str | None) -> list[str]:
+    """The facts as tables (one per kind, rows one per database table), each row with
+    where it was read."""
+    tables = report["fact_tables"]
+    if not tables:
+        return []
+    out = ["## Facts", ""]
+    for table in tables:
+        columns = ["Fact", *(_i(c) for c in table["columns"]), "Read from"]
+        out += [
+            f"### {_i(table['title'])} ({len(table['rows'])})",
+            "",
+            "| " + " | ".join(columns) + " |",
+            "|" + "---|" * len(columns),
+        ]
+        for row in table["rows"]:
+            cells = [_i(row["fact_id"]), *(_i(c) for c in row["cells"])]
+            cells.append(_read_from(row["source"], package_href))
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return out
+
+
+def _read_from(source: Mapping[str, Any] | None, package_href: str | None) -> str:
+    if source is None:
+        return "the case inputs"
+    if source["sha256"] is None:
+        return _i(source["origin"] or "")
+    pointer = f" {_code(source['pointer'])}" if source["pointer"] else ""
+    link = _file_link("capture", source["capture_path"], package_href).removeprefix(", ")
+    return f"{_code(source['sha256'])}{pointer}" + (f" {link}" if link else "")
+
+
 def _leads(report: Mapping[str, Any]) -> list[str]:
     """Where to look first, before the hypotheses and the facts the leads rest on."""
     leads = report.get("leads") or []
-    if not report["facts"]:
+    if not enriched(report):
         return []
     if not leads:
         return ["## Leads", "", "None: no fact of this revision points at a place to look.", ""]
@@ -171,7 +232,9 @@ def _sources_and_facts(report: Mapping[str, Any], package_href: str | None) -> l
                 f"{_i(s['member'])}, sha256 {_code(s['sha256'])}"
             )
         out.append("")
-    if report["facts"]:
+    if "fact_tables" in report:
+        return out + _fact_tables(report, package_href)
+    if report["facts"]:  # a document of version 1 or 2: one JSON excerpt per fact
         out += ["## Facts", ""]
         for fact in report["facts"]:
             origin = "the case inputs"

@@ -60,11 +60,25 @@ def test_build_shows_progress_and_a_readable_summary(
     assert any(
         'quest 90001 "Catch the Wolpertinger" (quest_template: 1 row)' in line for line in summary
     )
-    # The giver's rows and the link that reached them are one line.
+    # The blocks after the leads: what was not read, the coverage, then the findings.
+    heads = [line for line in done.stdout.splitlines() if not line.startswith(" ")][3:]
+    assert [head for head in heads if head.endswith(":")] == ["not read:", "coverage:", "facts:"]
+    # The coverage: one line per reason with its count (not one line per reference).
+    depth = [line for line in summary if "max_depth" in line]
+    assert len(depth) == 1 and re.search(r"max_depth: \d+ references not followed", depth[0])
+    # The giver's rows and the reverse lookup that reached them are one line, worded as
+    # the column that names the quest.
     assert any(
-        re.fullmatch(r"\[P\d+-P\d+\] quest 90001 -> creature_queststarter: 1 row", line)
+        re.fullmatch(
+            r"\[P\d+-P\d+\] creature_queststarter\.quest = 90001 \(names quest 90001\): 1 row",
+            line,
+        )
         for line in summary
     )
+    # Nothing is said twice: the same entity's rows reached twice are one line.
+    texts = [line.split("] ", 1)[1] for line in summary]
+    assert len(texts) == len(set(texts))
+    assert len([t for t in texts if t.startswith('quest 90000 "A Net for the Glade"')]) == 1
     # The item the quest starts with, and both references reaching it, on one line.
     assert any(
         "item 90003 (reached from quest_template ID=90001 StartItem=90003" in line
@@ -91,7 +105,7 @@ def test_build_shows_progress_and_a_readable_summary(
         f["fact_id"] for f in facts
     )
     assert len(summary) < len(facts) // 2
-    # --all-facts: the listing of one line per fact.
+    # --verbose: the listing of one line per fact (--all-facts, its older name, too).
     listing = vba(
         "case",
         "build",
@@ -99,7 +113,7 @@ def test_build_shows_progress_and_a_readable_summary(
         tmp_path / "pkg",
         "--project-config",
         research_setup.config_path,
-        "--all-facts",
+        "--verbose",
     )
     assert listing.returncode == 0 and "unchanged (same inputs)" in listing.stdout
     listing_lines = listing.stdout.splitlines()
@@ -120,6 +134,16 @@ def test_build_shows_progress_and_a_readable_summary(
         line.endswith("quest_start_item: quest_template ID=90001 StartItem=90003 -> item 90003")
         for line in listed
     )
+    older = vba(
+        "case",
+        "build",
+        spec,
+        tmp_path / "pkg",
+        "--project-config",
+        research_setup.config_path,
+        "--all-facts",
+    )
+    assert older.returncode == 0 and older.stdout == listing.stdout
 
 
 def _labels(line: str) -> set[str]:

@@ -349,7 +349,7 @@ def test_the_case_report_shows_the_candidates(tmp_path: Path, repo: Repo) -> Non
 
     build(tmp_path, repo, text=f"Quest {QUEST} cannot be completed.", source=SOURCE)
     report = build_report(tmp_path / "pkg")
-    assert schema_validator("case-report-v1").is_valid(report)
+    assert schema_validator("case-report-v3").is_valid(report)
     fixed = report["already_fixed"]
     assert fixed["verdict"] == "maybe"
     assert fixed["candidates"][0]["commit"] == repo.commits["fix"]

@@ -382,16 +382,27 @@ def test_vba_case_build_warns_once_and_its_summary_names_the_missing_table(
     warned = [line for line in err.splitlines() if line.startswith("profile check: ")]
     assert warned.count("profile check: table quest_template: missing (table_not_found)") == 1
     assert not [line for line in warned if "cannot follow reference quest_next" in line]
-    coverage = [line for line in out.splitlines() if "coverage: " in line]
-    refused_tables = [line for line in coverage if "query_refused table_not_found" in line]
+    lines = out.splitlines()
+    (_, _, after) = "\n".join(lines).partition("\nnot read:\n")
+    unread = after.split("\ncoverage:\n")[0].split("\nfacts:\n")[0].splitlines()
+    refused_tables = [
+        line for line in unread if "table_not_found)" in line and "query_refused" in line
+    ]
     assert len(refused_tables) == 1
-    assert any(
-        re.search(r"coverage: query_refused table_not_found: quest_template \(\d+ queries\)$", line)
-        for line in coverage
+    assert re.search(
+        r"\] query_refused: quest_template: \d+ queries refused \(table_not_found\)$",
+        refused_tables[0],
     )
+    # The lookups the refusal stopped: one line per origin, naming the table once.
+    stopped = [line for line in unread if " not read (table_not_found, see P" in line]
+    texts = [line.split("] ", 1)[1] for line in stopped]
+    named = [text.split(": ", 1)[1].split(" not read")[0] for text in texts]
+    assert named and all(re.fullmatch(r"quest_template( \(\d+ lookups\))?", n) for n in named)
+    origins = [text.split(": ", 1)[0] for text in texts]
+    assert len(origins) == len(set(origins))
     # Values meaning "no reference": one line per table, each column with its row count,
     # said to be ignore_values, not a gap; never worded as a coverage gap.
-    assert not [line for line in coverage if "value_not_followed" in line]
+    assert not [line for line in lines if "value_not_followed" in line]
     ignored = [line for line in out.splitlines() if "no reference: " in line]
     shape = re.compile(
         r"no reference: in (\w+), \w+ \(\d+ rows?\)(, \w+ \(\d+ rows?\))* (is|are) "
