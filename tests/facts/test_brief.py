@@ -147,6 +147,7 @@ def test_a_lead_about_a_reached_entity_gives_way_before_the_rows_the_report_name
             assert set(named_rows) <= shown, max_chars
         assert str(lead["fact_id"]) in shown or not shown & set(named_rows), max_chars
 
+
 def _with_fixes() -> dict[str, object]:
     sample = copy.deepcopy(index())
     facts = sample["facts"]
