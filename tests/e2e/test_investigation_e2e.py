@@ -29,7 +29,11 @@ from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore, resolve_reference
 from viano_bug_analysis.investigation.llm import LlmError
-from viano_bug_analysis.investigation.prompts import build_messages, prompt_text
+from viano_bug_analysis.investigation.prompts import (
+    CURRENT_PROJECT_VERSION,
+    build_messages,
+    prompt_text,
+)
 from viano_bug_analysis.investigation.recovery.admission import admit_repair
 from viano_bug_analysis.investigation.recovery.repair import RepairBinding, build_repair_prompt
 from viano_bug_analysis.investigation.steps import StepLog
@@ -311,7 +315,7 @@ def test_the_fixture_case_is_investigated_end_to_end(
     ]
     assert rebuilt == sent
     assert all(m[0]["content"].count("project.query") for m in sent)
-    assert log.get("H1", 1, 1, "call")["prompt_version"] == "investigation_project_v4"  # type: ignore[index]
+    assert log.get("H1", 1, 1, "call")["prompt_version"] == CURRENT_PROJECT_VERSION  # type: ignore[index]
     # The unresolved citation was rejected and its hint reached the corrected call.
     unresolved = log.get("H1", 5, 1, "decision")
     assert unresolved is not None and unresolved["reason"] == "citation_unresolved"

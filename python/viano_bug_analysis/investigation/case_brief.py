@@ -50,8 +50,8 @@ _INTERPRETATION_FACTS_SHARE = 0.5
 # the report: one call, but a window that must also hold the answer is not a reason
 # to fill it (a 4,000-character report used to add its length on top of the facts).
 _INTERPRETATION_PROMPT_SHARE = 0.65
-# ... but never fewer facts than this share for it (a small window with a long report).
-_INTERPRETATION_MIN_FACTS_SHARE = 0.25
+# ... but never fewer facts than this share of it (a small window, a long report).
+_INTERPRETATION_MIN_FACTS_SHARE = 0.4
 _SCALE_ROUNDS = 8
 _MIN_ANSWER_TOKENS = 64  # less room than this: the answer keeps its ledger line only
 _LINE_TOKENS = 8  # the line breaks and indentation of an answer shown
