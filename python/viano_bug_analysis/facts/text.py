@@ -61,8 +61,8 @@ def fix_candidate_line(fact: Mapping[str, Any], *, link: bool = True) -> str:
     words = FIX_VERDICT_WORDS.get(str(fact.get("verdict")), str(fact.get("verdict")))
     return (
         f'{fact.get("rank")}. {words} {str(fact.get("commit"))[:12]} "{subject}" '
-        f"({str(fact.get('date'))[:10]}, {fact.get('author')}, {files} file"
-        f"{'' if files == 1 else 's'}){address}: {why}"
+        f"({str(fact.get('date'))[:10]}, {fact.get('author')}, {count(files, 'file')})"
+        f"{address}: {why}"
     )
 
 

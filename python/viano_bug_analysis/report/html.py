@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 from viano_bug_analysis.facts.registry import fact_kind
+from viano_bug_analysis.facts.text import count
 from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.report.versions import enriched, not_investigated
 
@@ -256,7 +257,8 @@ def _already_fixed(report: Mapping[str, Any]) -> list[str]:
         parts.append(
             f'<tr id="fix-{_t(c["fact_id"])}"><td>{_t(c["rank"])}</td><td>{_t(c["verdict"])}</td>'
             f"<td><code>{commit}</code></td><td>{_t(c['subject'])}</td>"
-            f"<td>{_t(c['date'][:10])}, {_t(c['author'])}, {_t(c['files_changed'])} files</td>"
+            f"<td>{_t(c['date'][:10])}, {_t(c['author'])}, "
+            f"{_t(count(int(c['files_changed']), 'file'))}</td>"
             f"<td>{why}</td></tr>"
         )
     parts.append("</table>")

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from viano_bug_analysis.facts.text import count
 from viano_bug_analysis.jsonio import canonical_bytes
 from viano_bug_analysis.report.versions import enriched, not_investigated
 
@@ -216,7 +217,8 @@ def _already_fixed(report: Mapping[str, Any]) -> list[str]:
         out.append(
             f"- **{c['rank']}.** {_i(c['verdict'])}: {_code(c['commit'][:12])} "
             f"{_i(c['subject'])} ({_i(c['date'][:10])}, {_i(c['author'])}, "
-            f"{c['files_changed']} files){link}: {_i(why)} (the candidate is {_i(c['fact_id'])})"
+            f"{count(int(c['files_changed']), 'file')}){link}: {_i(why)} "
+            f"(the candidate is {_i(c['fact_id'])})"
         )
     out.append("")
     return out

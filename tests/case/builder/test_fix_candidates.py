@@ -353,9 +353,15 @@ def test_the_case_report_shows_the_candidates(tmp_path: Path, repo: Repo) -> Non
     fixed = report["already_fixed"]
     assert fixed["verdict"] == "maybe"
     assert fixed["candidates"][0]["commit"] == repo.commits["fix"]
-    assert "Already fixed?" in render_markdown(report)
+    markdown = render_markdown(report)
+    assert "Already fixed?" in markdown
     html = render_html(report)
     assert f'href="https://github.com/vcore/vcore/commit/{repo.commits["fix"]}"' in html
+    # The fix changes one file: said as one file, not "1 files".
+    assert fixed["candidates"][0]["files_changed"] == 1
+    for text in (markdown, html):
+        assert "1 file)" in text or "1 file<" in text
+        assert "1 files" not in text
 
 
 def test_the_version_1_prompt_context_leaves_them_out(tmp_path: Path, repo: Repo) -> None:
