@@ -40,6 +40,7 @@ from viano_bug_analysis.enrichment.fixes.evidence import (
 from viano_bug_analysis.enrichment.fixes.kinds import CANDIDATE_KIND, SEARCH_KIND
 from viano_bug_analysis.enrichment.fixes.source import HistorySource
 from viano_bug_analysis.enrichment.journal import StepOutcome
+from viano_bug_analysis.facts.text import count
 from viano_bug_analysis.project_research import Capture
 from viano_bug_analysis.project_research.git_history import (
     HistoryCommit,
@@ -254,15 +255,15 @@ def _candidate_fact(
 def _search_statement(source: HistorySource, verdict: str, basis: str, examined: int) -> str:
     where = {
         "report_revision": "the commits after the report's revision",
-        "report_date": "the commits around the report's date (an estimate of its revision)",
-        "whole_window": "the newest commits of the line (the report names no revision or date)",
+        "report_date": "the commits around the report's date, an estimate of its revision",
+        "whole_window": "the newest commits of the line, as the report names no revision or date",
     }[basis]
     outcome = {
         "fixed_by": "a commit names the report",
         "maybe": "commits that may have fixed it are ranked with their reasons",
         "none": "no commit carries a reason to claim a fix",
     }[verdict]
-    read = f"{examined} commits of the {source.role}'s history read"
+    read = f"{count(examined, 'commit')} of the {source.role}'s history read"
     return f"already fixed? {read} ({where}): {outcome}"
 
 
