@@ -201,6 +201,8 @@ def test_script_files_by_reason_and_one_lead_per_file_and_entity() -> None:
     ]
     assert leads[1]["rests_on"] == ["P2", "P3"]
     assert "defines constants" in leads[1]["why"]
+    # The path stands in the lead's location; the why does not say it again.
+    assert all(lead["location"]["path"] not in lead["why"] for lead in leads)
 
 
 def test_rows_merely_reached_are_never_leads() -> None:

@@ -324,14 +324,16 @@ def _script_file(fact: Mapping[str, Any], named: _Named) -> _Candidate:
     entity = f"{fact.get('entity_type')} {fact.get('entity_id')}"
     evidence = len(fact.get("evidence") or ())
     lines = f"{evidence} {_plural(evidence, 'line')}"
+    # Every rendering puts the path before the why ("script file at <path>: ..."):
+    # the why says "the file", not the path a second time.
     why = {
-        "constants": f"{path} defines constants naming {entity} ({lines}): a script for it "
+        "constants": f"the file defines constants naming {entity} ({lines}): a script for it "
         "would most likely be added there",
-        "zone": f"{path} is the script file of the zone {entity} is spawned in ({lines}): "
+        "zone": f"the file is the script file of the zone {entity} is spawned in ({lines}): "
         "a missing script for it would live there",
     }.get(
         reason,
-        f"{path} registers scripts of the same kind and prefix as the one {entity} needs "
+        f"the file registers scripts of the same kind and prefix as the one {entity} needs "
         f"({lines}): a missing script for it would live beside them",
     )
     own = named.has(fact.get("entity_type"), fact.get("entity_id"))
