@@ -61,7 +61,7 @@ from viano_bug_analysis.investigation import interpretation_prompt
 from viano_bug_analysis.investigation.config import InvestigationSettings
 from viano_bug_analysis.investigation.controller import InvestigationController
 from viano_bug_analysis.investigation.evidence import EvidenceStore
-from viano_bug_analysis.investigation.interpreter import CaseInterpreter
+from viano_bug_analysis.investigation.interpreter import MAX_ATTEMPTS, CaseInterpreter
 from viano_bug_analysis.investigation.llm.messages import ChatResult
 from viano_bug_analysis.investigation.project_context import project_prompt_context
 from viano_bug_analysis.investigation.prompts import build_messages
@@ -195,7 +195,7 @@ def _interpretation_calls(root: Path) -> list[tuple[list[Any], list[Any]]]:
         for fact in project.get("facts", [])
     ]
     calls = []
-    for attempt in range(1, 4):
+    for attempt in range(1, MAX_ATTEMPTS + 1):
         rel = PackageLayout.interpretation(1) / f"{attempt:02d}-call.json"
         call = layout.files.read_document(rel)
         if call is None:

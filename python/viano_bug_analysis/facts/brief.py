@@ -37,7 +37,7 @@ KEEP, COVERAGE, NAMED_ROWS, FINDINGS, NAMED_EMPTY, OTHER_EMPTY, OTHER_ROWS = ran
 MAX_ORIGINS = 3
 _ROW_KINDS = frozenset({"project_rows", "project_empty_result"})
 _FOLDED = frozenset({"project_relationship", "project_entity", "project_description"})
-_FIX_SEARCH, _FIX_CANDIDATE = "project_fix_search", "project_fix_candidate"
+_FIX_SEARCH, _FIX_CANDIDATE = t.FIX_SEARCH_KIND, t.FIX_CANDIDATE_KIND
 # Told on the entity lines: what the client data says an entity is (client_text).
 _CLIENT_KINDS = frozenset({"client_record", "client_record_absent", "client_name_match"})
 

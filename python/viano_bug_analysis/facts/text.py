@@ -13,6 +13,9 @@ from typing import Any
 from viano_bug_analysis.vocabulary import IDENTIFIER
 
 LEAD_KIND = "project_lead"
+# The kinds "already fixed?" states (the phase writes them, every renderer reads them).
+FIX_CANDIDATE_KIND = "project_fix_candidate"
+FIX_SEARCH_KIND = "project_fix_search"
 # The coverage reason of the fact that counts the leads ``max_leads`` left out.
 LIMIT_REASON = "leads_limit"
 CLASS_NAMES = {
